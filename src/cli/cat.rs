@@ -1,0 +1,20 @@
+use super::Context;
+use crate::diagnostics::Result;
+use crate::locator::Locator;
+use crate::ops::cat::cat;
+
+/// Print a file's content exactly as it was ingested.
+///
+/// Examples: `memorix cat rules/python/style.md`, `memorix cat rules/python/style.md@g1`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A locator naming one file, optionally with @latest, @gN or @<generation hash>
+    #[arg(value_name = "LOCATOR")]
+    locator: String,
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<u8> {
+    let locator = Locator::parse(&args.locator)?;
+    cat(&ctx.store, &locator, &mut std::io::stdout().lock())?;
+    Ok(0)
+}

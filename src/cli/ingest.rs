@@ -1,0 +1,81 @@
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use super::{Context, render};
+use crate::diagnostics::Result;
+use crate::locator::Locator;
+use crate::ops::ingest::{IngestRequest, ingest};
+use crate::store::diff::ChangeKind;
+
+/// Add files to the Store as a new generation of one typed tree
+///
+/// A directory SRC replaces the subtree at DEST (files gone from SRC are gone from the new
+/// generation) unless --merge is given; a file SRC lands at DEST, or at DEST/<name> when DEST
+/// ends with `/` or several SRCs are given. Several SRCs merge in order, the later winning.
+/// `-` reads standard input. .gitignore, .ignore and .memorixignore files inside SRC are
+/// honoured and .git/ is never stored. Ingesting content the Store already holds at DEST
+/// creates no generation.
+///
+/// Examples:
+///   memorix ingest rules/python/ ~/team-rules/python/
+///   memorix ingest rules/lang/cpp.md ./cpp.md -m "stricter includes"
+///   git show HEAD:AGENTS.md | memorix ingest rules/repo/AGENTS.md -
+#[derive(Debug, clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// Where to put the content: a locator without @selector, e.g. rules/python/
+    #[arg(value_name = "DEST")]
+    dest: String,
+
+    /// Files or directories to ingest, or - for standard input
+    #[arg(value_name = "SRC", required = true)]
+    sources: Vec<PathBuf>,
+
+    /// Only add and change files; keep what DEST holds that SRC does not
+    #[arg(long)]
+    merge: bool,
+
+    /// A message recorded with the generation (not part of its id)
+    #[arg(short, long, value_name = "MSG")]
+    message: Option<String>,
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<u8> {
+    let dest = Locator::parse_place(&args.dest)?;
+    let req = IngestRequest { dest, sources: args.sources, merge: args.merge, message: args.message };
+    let outcome = ingest(&ctx.store, req, &ctx.progress)?;
+    if ctx.json {
+        render::json(&outcome)?;
+        return Ok(0);
+    }
+    let mut s = String::new();
+    match (&outcome.generation, &outcome.tip) {
+        (Some(g), _) => {
+            let count = |k| outcome.changes.iter().filter(|c| c.change == k).count();
+            writeln!(
+                s,
+                "Ingested {} into {}: {} added, {} modified, {} removed",
+                outcome.dest,
+                render::generation(g),
+                count(ChangeKind::Added),
+                count(ChangeKind::Modified),
+                count(ChangeKind::Removed),
+            )
+            .expect("writing to a string");
+        }
+        (None, Some(tip)) => {
+            writeln!(
+                s,
+                "Unchanged: {} already holds this content ({})",
+                outcome.dest,
+                render::generation(tip)
+            )
+            .expect("writing to a string");
+        }
+        (None, None) => {
+            writeln!(s, "Unchanged: nothing to store at {}", outcome.dest).expect("writing to a string");
+        }
+    }
+    render::text(&s)?;
+    Ok(0)
+}

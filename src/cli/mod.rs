@@ -1,0 +1,124 @@
+//! The command line: clap definitions, dispatch, and rendering. No logic lives here.
+
+mod cat;
+mod completions;
+mod ingest;
+mod log;
+mod ls;
+mod render;
+mod rm;
+mod show;
+mod verify;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::diagnostics::{Error, Result};
+use crate::ops::Progress;
+use crate::store::Store;
+
+/// Project memory for AI coding agents, built like packages.
+///
+/// memorix keeps rules, library docs and chat traces in a content-addressed, versioned Store.
+/// Every ingest records a generation of one typed tree (rules/, docs/ or chat/); old content
+/// stays addressable by locator, e.g. `rules/python/style.md@g1`.
+#[derive(Debug, Parser)]
+#[command(name = "memorix", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    /// The Store directory [default: $XDG_DATA_HOME/memorix/store]
+    #[arg(long, global = true, env = "MEMORIX_STORE", value_name = "DIR")]
+    store: Option<PathBuf>,
+
+    /// Run as if memorix was started in DIR
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    directory: Option<PathBuf>,
+
+    /// Print one JSON document instead of text (read commands)
+    #[arg(long, global = true)]
+    json: bool,
+
+    /// When to use colours
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    color: ColorChoice,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Ingest(ingest::Args),
+    Rm(rm::Args),
+    Ls(ls::Args),
+    Cat(cat::Args),
+    Log(log::Args),
+    Show(show::Args),
+    Verify(verify::Args),
+    Completions(completions::Args),
+}
+
+/// What every command gets besides its own arguments.
+pub struct Context {
+    pub store: PathBuf,
+    pub json: bool,
+    pub progress: Progress,
+}
+
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let color = match cli.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    miette::set_hook(Box::new(move |_| {
+        Box::new(
+            miette::MietteHandlerOpts::new()
+                .color(color)
+                .unicode(color)
+                .terminal_links(false)
+                .wrap_lines(false)
+                .build(),
+        )
+    }))
+    .expect("the report hook is set once");
+    match dispatch(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            let code = err.exit_code();
+            eprintln!("{:?}", miette::Report::new(err));
+            ExitCode::from(code as u8)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<u8> {
+    if let Some(dir) = &cli.directory {
+        std::env::set_current_dir(dir).map_err(Error::io("change directory to", dir))?;
+    }
+    let ctx = Context {
+        store: cli.store.clone().unwrap_or_else(Store::default_location),
+        json: cli.json,
+        progress: Progress { enabled: std::io::stderr().is_terminal() },
+    };
+    match cli.command {
+        Command::Ingest(a) => ingest::run(&ctx, a),
+        Command::Rm(a) => rm::run(&ctx, a),
+        Command::Ls(a) => ls::run(&ctx, a),
+        Command::Cat(a) => cat::run(&ctx, a),
+        Command::Log(a) => log::run(&ctx, a),
+        Command::Show(a) => show::run(&ctx, a),
+        Command::Verify(a) => verify::run(&ctx, a),
+        Command::Completions(a) => completions::run(a),
+    }
+}

@@ -1,0 +1,36 @@
+//! Shared output helpers.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::diagnostics::{Error, Result};
+use crate::ops::GenSummary;
+
+/// Prints one pretty JSON document and a newline.
+pub fn json<T: Serialize>(value: &T) -> Result<()> {
+    let mut out = io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)
+        .map_err(io::Error::from)
+        .and_then(|_| writeln!(out))
+        .or_else(ignore_broken_pipe)
+        .map_err(Error::io("write", std::path::Path::new("<stdout>")))
+}
+
+/// Writes text to stdout; a closed pipe (`| head`) ends output quietly.
+pub fn text(s: &str) -> Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(s.as_bytes())
+        .and_then(|_| out.flush())
+        .or_else(ignore_broken_pipe)
+        .map_err(Error::io("write", std::path::Path::new("<stdout>")))
+}
+
+fn ignore_broken_pipe(e: io::Error) -> io::Result<()> {
+    if e.kind() == io::ErrorKind::BrokenPipe { Ok(()) } else { Err(e) }
+}
+
+/// `rules@g3 (sha256:0123456789ab)`
+pub fn generation(g: &GenSummary) -> String {
+    format!("{}@g{} ({})", g.kind, g.seq, g.id.short())
+}

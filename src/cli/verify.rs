@@ -1,0 +1,38 @@
+use std::fmt::Write;
+
+use super::{Context, render};
+use crate::diagnostics::Result;
+use crate::ops::verify::verify;
+
+/// Check the whole Store: rehash every blob, check every tree, generation and ref, and that
+/// each latest/<kind> matches its ref.
+///
+/// Prints one line per problem and exits 1 if there is any; exits 0 on a healthy store.
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(ctx: &Context, _args: Args) -> Result<u8> {
+    let report = verify(&ctx.store, &ctx.progress)?;
+    let code = if report.ok { 0 } else { 1 };
+    if ctx.json {
+        render::json(&report)?;
+        return Ok(code);
+    }
+    let mut s = String::new();
+    for p in &report.problems {
+        writeln!(s, "{}: {}", p.object, p.message).expect("writing to a string");
+    }
+    let c = &report.checked;
+    let what = format!(
+        "{} blobs, {} trees, {} generations, {} refs, {} files in latest/",
+        c.blobs, c.trees, c.generations, c.refs, c.latest_files
+    );
+    if report.ok {
+        writeln!(s, "ok: checked {what}").expect("writing to a string");
+    } else {
+        writeln!(s, "{} problems found (checked {what})", report.problems.len())
+            .expect("writing to a string");
+    }
+    render::text(&s)?;
+    Ok(code)
+}

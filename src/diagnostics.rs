@@ -1,0 +1,180 @@
+//! Every error memorix reports: one enum, each variant with an error code and a `help:`.
+//!
+//! Errors always exit 2 (bad input, usage, a locator that resolves to nothing, I/O). Checks
+//! that find problems (`verify`) are not errors: they report and exit 1.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use miette::Diagnostic;
+
+use crate::locator::{Kind, LocatorError};
+use crate::store::id::Id;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum Error {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Locator(#[from] LocatorError),
+
+    #[error("could not {action} {}: {source}", path.display())]
+    #[diagnostic(code(memorix::io), help("{}", io_help(source)))]
+    Io { action: &'static str, path: PathBuf, source: io::Error },
+
+    #[error("no memorix store at {}", path.display())]
+    #[diagnostic(
+        code(memorix::store::missing),
+        help("`memorix ingest` creates the store; pass --store DIR or set MEMORIX_STORE to use another")
+    )]
+    StoreMissing { path: PathBuf },
+
+    #[error("{} is not a memorix store (it has files but no VERSION)", path.display())]
+    #[diagnostic(
+        code(memorix::store::not_a_store),
+        help("point --store (or MEMORIX_STORE) at an empty or existing store directory")
+    )]
+    NotAStore { path: PathBuf },
+
+    #[error("store format {found} at {} is newer than this memorix understands (format {supported})", path.display())]
+    #[diagnostic(code(memorix::store::too_new), help("upgrade memorix to read this store"))]
+    StoreTooNew { path: PathBuf, found: u64, supported: u64 },
+
+    #[error("the store's VERSION file {} is corrupt: {found:?}", path.display())]
+    #[diagnostic(
+        code(memorix::store::bad_version),
+        help("a store written by this memorix holds `1`; restore the file, or move the store aside")
+    )]
+    StoreVersionCorrupt { path: PathBuf, found: String },
+
+    #[error("corrupt {what} {}: {reason}", path.display())]
+    #[diagnostic(code(memorix::store::corrupt), help("run `memorix verify` to list every damaged object"))]
+    CorruptObject { what: &'static str, path: PathBuf, reason: String },
+
+    #[error("{what} {id} is missing from the store")]
+    #[diagnostic(
+        code(memorix::store::missing_object),
+        help("run `memorix verify` to list every damaged object")
+    )]
+    MissingObject { what: &'static str, id: Id },
+
+    #[error("`{kind}` has no generations in this store yet")]
+    #[diagnostic(
+        code(memorix::resolve::empty_kind),
+        help("add content with `memorix ingest {kind}/PATH SRC`")
+    )]
+    EmptyKind { kind: Kind },
+
+    #[error("`{kind}` has no generation {selector}")]
+    #[diagnostic(
+        code(memorix::resolve::no_generation),
+        help("`memorix log {kind}` lists the generations this store has")
+    )]
+    NoSuchGeneration { kind: Kind, selector: String },
+
+    #[error("`{path}` does not exist in {kind}@g{seq}")]
+    #[diagnostic(code(memorix::resolve::not_found), help("`memorix ls {kind}/` lists what is there"))]
+    PathNotFound { kind: Kind, path: String, seq: u64 },
+
+    #[error("`{path}` is a directory")]
+    #[diagnostic(code(memorix::resolve::is_directory), help("use `memorix ls {path}/` to list it"))]
+    IsDirectory { path: String },
+
+    #[error("`{path}` is a file, but the locator ends with `/` (a subtree)")]
+    #[diagnostic(code(memorix::resolve::not_directory), help("drop the trailing `/` to name the file"))]
+    NotDirectory { path: String },
+
+    #[error("no object in the store has an id starting with {prefix}")]
+    #[diagnostic(
+        code(memorix::show::unknown_id),
+        help("ids are printed by `memorix log` and `memorix ls --json`")
+    )]
+    UnknownId { prefix: String },
+
+    #[error("id prefix {prefix} is ambiguous: {}", candidates.join(", "))]
+    #[diagnostic(code(memorix::show::ambiguous_id), help("type more hex digits"))]
+    AmbiguousId { prefix: String, candidates: Vec<String> },
+
+    #[error("`{0}` is not an id or id prefix")]
+    #[diagnostic(code(memorix::show::bad_id), help("give at least 8 hex digits, with or without `sha256:`"))]
+    BadId(String),
+
+    #[error("source {} does not exist", path.display())]
+    #[diagnostic(code(memorix::ingest::missing_source), help("check the path; `-` reads standard input"))]
+    SourceMissing { path: PathBuf },
+
+    #[error("symlink {} points outside the source ({})", path.display(), target.display())]
+    #[diagnostic(
+        code(memorix::ingest::escaping_symlink),
+        help(
+            "memorix stores a symlink only as the file it points to inside the source; copy the target in, or ignore the link in .memorixignore"
+        )
+    )]
+    EscapingSymlink { path: PathBuf, target: PathBuf },
+
+    #[error("symlink {} points to nothing ({})", path.display(), target.display())]
+    #[diagnostic(
+        code(memorix::ingest::dangling_symlink),
+        help("remove the link, or list it in a .memorixignore file inside the source")
+    )]
+    DanglingSymlink { path: PathBuf, target: PathBuf },
+
+    #[error("{} is a {what}, not a regular file or directory", path.display())]
+    #[diagnostic(
+        code(memorix::ingest::special_file),
+        help("list it in a .memorixignore file inside the source to skip it")
+    )]
+    SpecialFile { path: PathBuf, what: &'static str },
+
+    #[error("{} has a name that is not valid UTF-8", path.display())]
+    #[diagnostic(code(memorix::ingest::non_utf8), help("rename the file, or list it in .memorixignore"))]
+    NonUtf8Name { path: PathBuf },
+
+    #[error("{} has a name memorix cannot store: {problem}", path.display())]
+    #[diagnostic(code(memorix::ingest::bad_name), help("rename the file, or list it in .memorixignore"))]
+    BadName { path: PathBuf, problem: &'static str },
+
+    #[error("could not walk {}: {message}", path.display())]
+    #[diagnostic(code(memorix::ingest::walk), help("check permissions and symlinks under the source"))]
+    Walk { path: PathBuf, message: String },
+
+    #[error("{message}")]
+    #[diagnostic(code(memorix::usage))]
+    Usage {
+        message: String,
+        #[help]
+        help: Option<String>,
+    },
+}
+
+fn io_help(err: &io::Error) -> &'static str {
+    match err.kind() {
+        io::ErrorKind::StorageFull => {
+            "the disk is full; free space and retry (nothing already stored was changed)"
+        }
+        io::ErrorKind::PermissionDenied => "check the permissions of this path",
+        io::ErrorKind::NotFound => "check that the path exists",
+        _ => "check the path and retry",
+    }
+}
+
+impl Error {
+    /// An I/O failure while doing `action` to `path`.
+    pub fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> Error + 'a {
+        move |source| Error::Io { action, path: path.to_path_buf(), source }
+    }
+
+    pub fn usage(message: impl Into<String>, help: impl Into<Option<String>>) -> Error {
+        Error::Usage { message: message.into(), help: help.into() }
+    }
+
+    pub fn corrupt(what: &'static str, path: &Path, reason: impl Into<String>) -> Error {
+        Error::CorruptObject { what, path: path.to_path_buf(), reason: reason.into() }
+    }
+
+    /// Every error is exit code 2; a check that fails exits 1 without an error.
+    pub fn exit_code(&self) -> i32 {
+        2
+    }
+}

@@ -1,0 +1,12 @@
+//! memorix: a declarative manifest + lockfile build tool for AI-agent project memory.
+//!
+//! The Store holds content-addressed, versioned typed trees (`rules`, `docs`, `chat`);
+//! everything a user can do is a function in [`ops`], which the CLI in [`cli`] parses and
+//! renders.
+
+pub mod cli;
+pub mod diagnostics;
+pub mod locator;
+pub mod ops;
+pub mod source;
+pub mod store;

@@ -1,0 +1,78 @@
+//! `memorix log [KIND|PATH]`: generations, newest first, each with the files it changed.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::GenSummary;
+use crate::diagnostics::Result;
+use crate::locator::{Kind, Locator, StorePath};
+use crate::store::diff::{Change, ChangeKind, diff_trees};
+use crate::store::tree::EntryKind;
+use crate::store::{Id, Store};
+
+#[derive(Debug, Serialize)]
+pub struct LogEntry {
+    pub generation: GenSummary,
+    pub changes: Vec<Change>,
+}
+
+/// `None` logs every kind; a locator with an empty path logs its kind; otherwise only
+/// generations that changed something at or under the path.
+pub fn log(store_root: &Path, filter: Option<&Locator>) -> Result<Vec<LogEntry>> {
+    let store = Store::open(store_root)?;
+    let kinds: Vec<Kind> = match filter {
+        Some(loc) => vec![loc.kind],
+        None => Kind::ALL.to_vec(),
+    };
+    let path = filter.map(|l| l.path.clone()).unwrap_or_default();
+    let mut out = Vec::new();
+    for kind in kinds {
+        let history = store.history(kind)?;
+        for (i, g) in history.iter().enumerate() {
+            let parent_root = history.get(i + 1).map(|p| p.generation.root);
+            let changes = changes_under(&store, parent_root.as_ref(), &g.generation.root, &path)?;
+            if changes.is_empty() && !path.is_root() {
+                continue;
+            }
+            out.push(LogEntry { generation: GenSummary::new(&g.id, &g.generation), changes });
+        }
+    }
+    // Newest first across kinds; within one second, by kind then seq.
+    out.sort_by(|a, b| {
+        let (x, y) = (&a.generation, &b.generation);
+        y.time.cmp(&x.time).then(x.kind.cmp(&y.kind)).then(y.seq.cmp(&x.seq))
+    });
+    Ok(out)
+}
+
+/// Changes between two roots, limited to `path` (a file or a subtree).
+fn changes_under(
+    store: &Store,
+    old_root: Option<&Id>,
+    new_root: &Id,
+    path: &StorePath,
+) -> Result<Vec<Change>> {
+    if path.is_root() {
+        return diff_trees(store, old_root, Some(new_root), path);
+    }
+    let old = match old_root {
+        Some(r) => store.lookup(r, path)?,
+        None => None,
+    };
+    let new = store.lookup(new_root, path)?;
+    let tree = |e: Option<(EntryKind, Id)>| e.filter(|(k, _)| *k == EntryKind::Tree).map(|(_, id)| id);
+    let blob = |e: Option<(EntryKind, Id)>| e.filter(|(k, _)| *k == EntryKind::Blob).map(|(_, id)| id);
+    let mut out = Vec::new();
+    let change = match (blob(old), blob(new)) {
+        (Some(o), Some(n)) if o != n => Some(ChangeKind::Modified),
+        (Some(_), None) => Some(ChangeKind::Removed),
+        (None, Some(_)) => Some(ChangeKind::Added),
+        _ => None,
+    };
+    if let Some(change) = change {
+        out.push(Change { path: path.clone(), change, old: blob(old), new: blob(new) });
+    }
+    out.extend(diff_trees(store, tree(old).as_ref(), tree(new).as_ref(), path)?);
+    Ok(out)
+}

@@ -1,0 +1,104 @@
+//! One function per user operation. Each takes typed inputs and returns a typed result that
+//! the CLI renders (or a test inspects).
+
+pub mod cat;
+pub mod ingest;
+pub mod log;
+pub mod ls;
+pub mod rm;
+pub mod show;
+pub mod verify;
+
+use serde::Serialize;
+
+use crate::diagnostics::Result;
+use crate::locator::Kind;
+use crate::store::generation::{GenRef, Generation, GenerationMeta, now_rfc3339};
+use crate::store::{Id, Writer};
+
+/// Whether long operations may draw progress bars (the CLI enables them on a terminal).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Progress {
+    pub enabled: bool,
+}
+
+/// A generation as commands report it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct GenSummary {
+    pub kind: Kind,
+    pub seq: u64,
+    pub id: Id,
+    pub root: Id,
+    pub parent: Option<Id>,
+    pub time: String,
+    pub message: Option<String>,
+}
+
+impl GenSummary {
+    pub fn new(id: &Id, g: &Generation) -> GenSummary {
+        GenSummary {
+            kind: g.kind,
+            seq: g.seq,
+            id: *id,
+            root: g.root,
+            parent: g.parent,
+            time: g.meta.time.clone(),
+            message: g.meta.message.clone(),
+        }
+    }
+}
+
+/// Writes the generation after `parent` with tree `root` (not yet durable, ref not moved).
+pub(crate) fn stage_generation(
+    writer: &Writer,
+    kind: Kind,
+    parent: Option<&GenRef>,
+    root: Id,
+    message: Option<String>,
+) -> Result<GenRef> {
+    let generation = Generation {
+        kind,
+        seq: parent.map_or(1, |p| p.generation.seq + 1),
+        root,
+        parent: parent.map(|p| p.id),
+        tags: Vec::new(),
+        meta: GenerationMeta { message, time: now_rfc3339() },
+    };
+    let id = writer.put_generation(&generation)?;
+    Ok(GenRef { id, generation })
+}
+
+/// Makes every staged object durable at once, then moves each ref and refreshes `latest/`.
+pub(crate) fn publish(writer: &Writer, staged: &[GenRef]) -> Result<()> {
+    writer.sync()?;
+    for g in staged {
+        writer.set_ref(g.generation.kind, &g.id)?;
+    }
+    for g in staged {
+        writer.refresh_latest(g.generation.kind, &g.generation.root)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn commit_generation(
+    writer: &Writer,
+    kind: Kind,
+    parent: Option<&GenRef>,
+    root: Id,
+    message: Option<String>,
+) -> Result<GenRef> {
+    let staged = stage_generation(writer, kind, parent, root, message)?;
+    publish(writer, std::slice::from_ref(&staged))?;
+    Ok(staged)
+}
+
+/// Brings every `latest/<kind>` up to its ref (after a crash between ref move and refresh);
+/// a no-op when they agree.
+pub(crate) fn heal_latest(writer: &Writer) -> Result<()> {
+    for kind in Kind::ALL {
+        if let Some(tip) = writer.store.latest(kind)? {
+            writer.refresh_latest(kind, &tip.generation.root)?;
+        }
+    }
+    Ok(())
+}

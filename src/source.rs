@@ -1,0 +1,149 @@
+//! Reading ingest sources from the file system: ignore files, `.git/`, symlinks, special files.
+//!
+//! A source is scanned completely before anything is written, so a bad source (an escaping
+//! symlink, a FIFO, a name that is not UTF-8) leaves the store untouched.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostics::{Error, Result};
+use crate::locator::{Name, NameProblem, StorePath};
+
+/// One file found in a source: where it goes (relative to the source root) and where it is.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub rel: StorePath,
+    pub abs: PathBuf,
+}
+
+/// What a source argument is.
+#[derive(Debug)]
+pub enum Scanned {
+    Stdin,
+    File(PathBuf),
+    Dir(Vec<SourceFile>),
+}
+
+/// Scans one source argument (`-` is standard input).
+pub fn scan(arg: &Path) -> Result<Scanned> {
+    if arg == Path::new("-") {
+        return Ok(Scanned::Stdin);
+    }
+    let meta = match fs::metadata(arg) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Error::SourceMissing { path: arg.to_path_buf() });
+        }
+        Err(e) => return Err(Error::io("stat", arg)(e)),
+    };
+    if meta.is_file() {
+        return Ok(Scanned::File(arg.to_path_buf()));
+    }
+    if !meta.is_dir() {
+        return Err(Error::SpecialFile { path: arg.to_path_buf(), what: special_kind(&meta.file_type()) });
+    }
+    scan_dir(arg).map(Scanned::Dir)
+}
+
+fn special_kind(t: &fs::FileType) -> &'static str {
+    if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_char_device() {
+        "character device"
+    } else {
+        "special file"
+    }
+}
+
+fn scan_dir(root: &Path) -> Result<Vec<SourceFile>> {
+    let canonical_root = fs::canonicalize(root).map_err(Error::io("resolve", root))?;
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .parents(false)
+        .ignore(true)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(false)
+        .require_git(false)
+        .add_custom_ignore_filename(".memorixignore")
+        .follow_links(true)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    let mut files = Vec::new();
+    for entry in walker {
+        let entry = entry.map_err(|e| walk_error(root, e))?;
+        if entry.depth() == 0 {
+            continue;
+        }
+        let path = entry.path();
+        if entry.path_is_symlink() {
+            let target = fs::canonicalize(path).map_err(Error::io("resolve the symlink", path))?;
+            if !target.starts_with(&canonical_root) {
+                return Err(Error::EscapingSymlink { path: path.to_path_buf(), target });
+            }
+        }
+        let Some(file_type) = entry.file_type() else { continue };
+        if file_type.is_dir() {
+            continue;
+        }
+        if !file_type.is_file() {
+            return Err(Error::SpecialFile { path: path.to_path_buf(), what: special_kind(&file_type) });
+        }
+        let rel = path.strip_prefix(root).expect("the walker stays under its root");
+        files.push(SourceFile { rel: store_path(path, rel)?, abs: path.to_path_buf() });
+    }
+    Ok(files)
+}
+
+/// Converts a relative file-system path into a store path, refusing names a locator cannot
+/// address.
+fn store_path(full: &Path, rel: &Path) -> Result<StorePath> {
+    let mut parts = Vec::new();
+    for comp in rel.components() {
+        let name =
+            comp.as_os_str().to_str().ok_or_else(|| Error::NonUtf8Name { path: full.to_path_buf() })?;
+        Name::new(name).map_err(|p| bad_name(full, p))?;
+        parts.push(name);
+    }
+    StorePath::new(&parts.join("/")).map_err(|p| bad_name(full, p))
+}
+
+/// The store name a file SRC gets when it lands in a directory DEST.
+pub fn file_name(path: &Path) -> Result<Name> {
+    let name =
+        path.file_name().ok_or_else(|| Error::usage(format!("{} has no file name", path.display()), None))?;
+    let name = name.to_str().ok_or_else(|| Error::NonUtf8Name { path: path.to_path_buf() })?;
+    Name::new(name).map_err(|p| bad_name(path, p))
+}
+
+fn bad_name(path: &Path, problem: NameProblem) -> Error {
+    Error::BadName { path: path.to_path_buf(), problem: problem.describe() }
+}
+
+fn walk_error(root: &Path, err: ignore::Error) -> Error {
+    let mut path = root.to_path_buf();
+    let mut e = &err;
+    loop {
+        match e {
+            ignore::Error::WithPath { path: p, err } => {
+                path = p.clone();
+                e = err;
+            }
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => e = err,
+            ignore::Error::Loop { child, .. } => {
+                return Error::Walk { path: child.clone(), message: "symlink loop".into() };
+            }
+            ignore::Error::Io(io) if io.kind() == io::ErrorKind::NotFound => {
+                let target = fs::read_link(&path).unwrap_or_default();
+                return Error::DanglingSymlink { path, target };
+            }
+            other => return Error::Walk { path, message: other.to_string() },
+        }
+    }
+}

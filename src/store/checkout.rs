@@ -1,0 +1,284 @@
+//! `latest/<kind>/`: a read-only hardlink checkout of each tip, double-buffered.
+//!
+//! Two directories take turns: the live `latest/<kind>` and a spare `spare/<kind>`. An ingest
+//! applies the diff to the spare (which holds an older tip), then swaps the two with
+//! `renameat2(RENAME_EXCHANGE)`, so readers see the old tree or the new one and the cost grows
+//! with the changed paths. `spare/<kind>.json` records which tree each directory holds, keyed
+//! by the directory's inode, so the record stays true across the swap and a crash at any point
+//! leaves a directory whose content is either known or marked unknown (and rebuilt).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{CWD, RenameFlags};
+use serde::{Deserialize, Serialize};
+
+use super::diff::{ChangeKind, diff_trees};
+use super::tree::Tree;
+use super::{Id, Store, Writer, fsutil};
+use crate::diagnostics::{Error, Result};
+use crate::locator::{Kind, StorePath};
+
+const DIR_MODE_RO: u32 = 0o555;
+const DIR_MODE_RW: u32 = 0o755;
+
+#[derive(Default, Serialize, Deserialize)]
+struct State {
+    /// `<dev>:<ino>` of a checkout directory -> the tree it holds.
+    checkouts: BTreeMap<String, Id>,
+}
+
+fn ident(path: &Path) -> Result<String> {
+    let m = fs::symlink_metadata(path).map_err(Error::io("stat", path))?;
+    Ok(format!("{}:{}", m.dev(), m.ino()))
+}
+
+impl Store {
+    pub fn latest_checkout(&self, kind: Kind) -> PathBuf {
+        self.latest_dir().join(kind.as_str())
+    }
+
+    fn spare_checkout(&self, kind: Kind) -> PathBuf {
+        self.spare_dir().join(kind.as_str())
+    }
+
+    fn state_path(&self, kind: Kind) -> PathBuf {
+        self.spare_dir().join(format!("{kind}.json"))
+    }
+
+    fn read_state(&self, kind: Kind) -> State {
+        fs::read(self.state_path(kind)).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+    }
+}
+
+impl Writer<'_> {
+    fn write_state(&self, kind: Kind, state: &State) -> Result<()> {
+        let bytes = serde_json::to_vec(state).expect("state serializes");
+        fsutil::write_atomic(&self.store.tmp_dir(), &self.store.state_path(kind), &bytes)
+    }
+
+    /// Makes `latest/<kind>` show the tree `root`.
+    pub fn refresh_latest(&self, kind: Kind, root: &Id) -> Result<()> {
+        let store = self.store;
+        let (latest, spare) = (store.latest_checkout(kind), store.spare_checkout(kind));
+        fsutil::create_dir(&store.latest_dir())?;
+        fsutil::create_dir(&store.spare_dir())?;
+        let mut state = store.read_state(kind);
+        self.recover_fallback_swap(kind)?;
+        for dir in [&latest, &spare] {
+            if fs::symlink_metadata(dir).is_err() {
+                fs::create_dir(dir).map_err(Error::io("create directory", dir))?;
+                state.checkouts.insert(ident(dir)?, Tree::empty_id());
+            }
+        }
+        let (latest_id, spare_id) = (ident(&latest)?, ident(&spare)?);
+        state.checkouts.retain(|k, _| *k == latest_id || *k == spare_id);
+        if state.checkouts.get(&latest_id) == Some(root) {
+            return self.write_state(kind, &state);
+        }
+
+        // The spare is about to change: until it is done its content is unknown.
+        let spare_tree = state.checkouts.remove(&spare_id);
+        self.write_state(kind, &state)?;
+        fsutil::sync_dir(&store.spare_dir())?;
+        match spare_tree {
+            Some(tree) => apply_diff(store, &spare, Some(&tree), root)?,
+            None => {
+                remove_checkout(&spare)?;
+                fs::create_dir(&spare).map_err(Error::io("create directory", &spare))?;
+                apply_diff(store, &spare, None, root)?;
+            }
+        }
+        let spare_id = ident(&spare)?;
+        state.checkouts.insert(spare_id, *root);
+        self.write_state(kind, &state)?;
+        swap(&latest, &spare)
+    }
+
+    /// Finishes a two-rename swap that a crash interrupted (file systems without
+    /// `RENAME_EXCHANGE`).
+    fn recover_fallback_swap(&self, kind: Kind) -> Result<()> {
+        let store = self.store;
+        let (latest, spare) = (store.latest_checkout(kind), store.spare_checkout(kind));
+        let old = parked(&spare);
+        if fs::symlink_metadata(&old).is_err() {
+            return Ok(());
+        }
+        if fs::symlink_metadata(&latest).is_err() {
+            rename(&spare, &latest)?;
+        }
+        if fs::symlink_metadata(&spare).is_err() {
+            rename(&old, &spare)?;
+        } else {
+            remove_checkout(&old)?;
+        }
+        Ok(())
+    }
+}
+
+fn parked(spare: &Path) -> PathBuf {
+    spare.with_extension("parked")
+}
+
+fn rename(from: &Path, to: &Path) -> Result<()> {
+    fs::rename(from, to).map_err(Error::io("rename", from))
+}
+
+/// Exchanges the live and spare checkouts atomically (two renames where the file system cannot).
+fn swap(latest: &Path, spare: &Path) -> Result<()> {
+    fsutil::set_mode(latest, DIR_MODE_RW)?;
+    fsutil::set_mode(spare, DIR_MODE_RW)?;
+    match rustix::fs::renameat_with(CWD, latest, CWD, spare, RenameFlags::EXCHANGE) {
+        Ok(()) => {}
+        Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {
+            let old = parked(spare);
+            rename(latest, &old)?;
+            rename(spare, latest)?;
+            rename(&old, spare)?;
+        }
+        Err(e) => return Err(Error::io("swap in", latest)(e.into())),
+    }
+    fsutil::set_mode(latest, DIR_MODE_RO)?;
+    fsutil::set_mode(spare, DIR_MODE_RO)?;
+    let parent = latest.parent().expect("checkouts live in a directory");
+    fsutil::sync_dir(parent)
+}
+
+/// Removes a checkout whose directories are read-only.
+fn remove_checkout(dir: &Path) -> Result<()> {
+    if fs::symlink_metadata(dir).is_err() {
+        return Ok(());
+    }
+    for entry in walkdir(dir)? {
+        if entry.1 {
+            fsutil::set_mode(&entry.0, DIR_MODE_RW)?;
+        }
+    }
+    fs::remove_dir_all(dir).map_err(Error::io("remove", dir))
+}
+
+/// Every path under `dir` with whether it is a directory, parents first.
+fn walkdir(dir: &Path) -> Result<Vec<(PathBuf, bool)>> {
+    let mut out = vec![(dir.to_path_buf(), true)];
+    let mut i = 0;
+    while i < out.len() {
+        if out[i].1 {
+            let d = out[i].0.clone();
+            for entry in fs::read_dir(&d).map_err(Error::io("read", &d))? {
+                let entry = entry.map_err(Error::io("read", &d))?;
+                let is_dir = entry.file_type().map_err(Error::io("stat", &entry.path()))?.is_dir();
+                out.push((entry.path(), is_dir));
+            }
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+/// Tracks directories made writable during an update, to make them read-only again.
+struct Unlocked {
+    dirs: BTreeSet<PathBuf>,
+}
+
+impl Unlocked {
+    fn open(&mut self, dir: &Path) -> Result<()> {
+        if !self.dirs.contains(dir) {
+            fsutil::set_mode(dir, DIR_MODE_RW)?;
+            self.dirs.insert(dir.to_path_buf());
+        }
+        Ok(())
+    }
+
+    /// Creates `dir` and its missing parents below `root`, each left writable for now.
+    fn ensure_dir(&mut self, root: &Path, rel: &StorePath) -> Result<()> {
+        let mut dir = root.to_path_buf();
+        for name in rel.components() {
+            let next = dir.join(name);
+            if fs::symlink_metadata(&next).is_err() {
+                self.open(&dir)?;
+                fs::create_dir(&next).map_err(Error::io("create directory", &next))?;
+                self.dirs.insert(next.clone());
+            }
+            dir = next;
+        }
+        Ok(())
+    }
+
+    fn close(self) -> Result<()> {
+        for dir in self.dirs.iter().rev() {
+            if fs::symlink_metadata(dir).is_ok() {
+                fsutil::set_mode(dir, DIR_MODE_RO)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Updates the checkout at `dir` from tree `old` to tree `new`, touching only changed paths.
+fn apply_diff(store: &Store, dir: &Path, old: Option<&Id>, new: &Id) -> Result<()> {
+    let changes = diff_trees(store, old, Some(new), &StorePath::root())?;
+    let mut unlocked = Unlocked { dirs: BTreeSet::new() };
+    let mut emptied = BTreeSet::new();
+    for c in changes.iter().filter(|c| c.change == ChangeKind::Removed) {
+        let path = dir.join(c.path.as_str());
+        let parent = path.parent().expect("a file has a parent").to_path_buf();
+        unlocked.open(&parent)?;
+        fs::remove_file(&path).map_err(Error::io("remove", &path))?;
+        emptied.insert(parent);
+    }
+    // Deepest first, so a chain of directories left empty goes away entirely.
+    let mut emptied: Vec<PathBuf> = emptied.into_iter().collect();
+    emptied.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    for d in emptied {
+        let mut d = d;
+        while d != dir && is_empty_dir(&d) {
+            let parent = d.parent().expect("below the checkout").to_path_buf();
+            unlocked.open(&parent)?;
+            fs::remove_dir(&d).map_err(Error::io("remove", &d))?;
+            d = parent;
+        }
+    }
+    for c in changes.iter().filter(|c| c.change != ChangeKind::Removed) {
+        let rel_parent = parent_of(&c.path);
+        unlocked.ensure_dir(dir, &rel_parent)?;
+        let parent = dir.join(rel_parent.as_str());
+        unlocked.open(&parent)?;
+        let path = dir.join(c.path.as_str());
+        if c.change == ChangeKind::Modified {
+            fs::remove_file(&path).map_err(Error::io("remove", &path))?;
+        }
+        link_blob(store, c.new.as_ref().expect("added or modified"), &path)?;
+    }
+    unlocked.open(dir)?;
+    unlocked.close()
+}
+
+fn parent_of(path: &StorePath) -> StorePath {
+    match path.as_str().rfind('/') {
+        Some(i) => StorePath::new(&path.as_str()[..i]).expect("a prefix of a valid path is valid"),
+        None => StorePath::root(),
+    }
+}
+
+fn is_empty_dir(d: &Path) -> bool {
+    fs::read_dir(d).map(|mut it| it.next().is_none()).unwrap_or(false)
+}
+
+/// Hardlinks a blob into a checkout; copies when the file system refuses another link.
+fn link_blob(store: &Store, id: &Id, dest: &Path) -> Result<()> {
+    let blob = store.blob_path(id);
+    match fs::hard_link(&blob, dest) {
+        Ok(()) => Ok(()),
+        Err(e)
+            if matches!(e.raw_os_error(), Some(libc_emlink) if libc_emlink == rustix::io::Errno::MLINK.raw_os_error())
+                || e.kind() == io::ErrorKind::CrossesDevices =>
+        {
+            fs::copy(&blob, dest).map_err(Error::io("copy", &blob))?;
+            fsutil::set_mode(dest, 0o444)
+        }
+        Err(e) => Err(Error::io("link", dest)(e)),
+    }
+}

@@ -1,0 +1,199 @@
+//! Bottom-up (Merkle) tree editing: only directories on the path of a change are loaded and
+//! rewritten; every untouched sibling keeps its tree id.
+
+use std::collections::BTreeMap;
+
+use super::tree::{Entry, EntryKind, Tree};
+use super::{Id, Store, Writer};
+use crate::diagnostics::Result;
+use crate::locator::{Name, StorePath};
+
+enum Slot {
+    Blob(Id),
+    /// An unchanged subtree, not loaded.
+    Tree(Id),
+    /// A directory being edited (or built from scratch).
+    Dir(Dir),
+}
+
+/// An editable directory. Keys are validated [`Name`]s.
+#[derive(Default)]
+pub struct Dir {
+    entries: BTreeMap<Name, Slot>,
+}
+
+impl Dir {
+    /// Places a blob at `path` relative to this directory (a file in the way of a directory is
+    /// replaced, as is a directory in the way of a file).
+    pub fn insert_blob(&mut self, path: &StorePath, id: Id) {
+        let (parent, name) = split(path);
+        let dir = self.descend_fresh(&parent);
+        dir.entries.insert(name, Slot::Blob(id));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn descend_fresh(&mut self, parent: &[Name]) -> &mut Dir {
+        let mut dir = self;
+        for name in parent {
+            let slot = dir.entries.entry(name.clone()).or_insert_with(|| Slot::Dir(Dir::default()));
+            if !matches!(slot, Slot::Dir(_)) {
+                *slot = Slot::Dir(Dir::default());
+            }
+            let Slot::Dir(d) = slot else { unreachable!() };
+            dir = d;
+        }
+        dir
+    }
+}
+
+fn split(path: &StorePath) -> (Vec<Name>, Name) {
+    let mut parts = path.names();
+    let name = parts.pop().expect("a file path has at least one component");
+    (parts, name)
+}
+
+/// Edits the tree rooted at one generation's root.
+pub struct TreeEditor<'s> {
+    store: &'s Store,
+    root: Dir,
+}
+
+impl<'s> TreeEditor<'s> {
+    pub fn new(store: &'s Store, root: Option<&Id>) -> Result<TreeEditor<'s>> {
+        let root = match root {
+            Some(id) => load(store, id)?,
+            None => Dir::default(),
+        };
+        Ok(TreeEditor { store, root })
+    }
+
+    /// Loads the directories along `parent`, creating missing ones (and replacing files).
+    fn descend(&mut self, parent: &[Name]) -> Result<&mut Dir> {
+        let store = self.store;
+        let mut dir = &mut self.root;
+        for name in parent {
+            let slot = dir.entries.entry(name.clone()).or_insert_with(|| Slot::Dir(Dir::default()));
+            match slot {
+                Slot::Dir(_) => {}
+                Slot::Tree(id) => *slot = Slot::Dir(load(store, &id.clone())?),
+                Slot::Blob(_) => *slot = Slot::Dir(Dir::default()),
+            }
+            let Slot::Dir(d) = slot else { unreachable!() };
+            dir = d;
+        }
+        Ok(dir)
+    }
+
+    pub fn put_blob(&mut self, path: &StorePath, id: Id) -> Result<()> {
+        let (parent, name) = split(path);
+        self.descend(&parent)?.entries.insert(name, Slot::Blob(id));
+        Ok(())
+    }
+
+    /// Replaces whatever is at `path` (the root included) with `dir`.
+    pub fn put_dir(&mut self, path: &StorePath, dir: Dir) -> Result<()> {
+        if path.is_root() {
+            self.root = dir;
+            return Ok(());
+        }
+        let (parent, name) = split(path);
+        self.descend(&parent)?.entries.insert(name, Slot::Dir(dir));
+        Ok(())
+    }
+
+    /// Adds `dir`'s files at `path`, keeping what is there and not in `dir` (`--merge`).
+    pub fn merge_dir(&mut self, path: &StorePath, dir: Dir) -> Result<()> {
+        let store = self.store;
+        let target = self.descend(&path.names())?;
+        merge_into(store, target, dir)
+    }
+
+    /// Removes the file or subtree at `path`; false when nothing was there.
+    pub fn remove(&mut self, path: &StorePath) -> Result<bool> {
+        let (parent, name) = split(path);
+        // Walk without creating: a missing parent means nothing to remove.
+        let store = self.store;
+        let mut dir = &mut self.root;
+        for part in &parent {
+            let Some(slot) = dir.entries.get_mut(part) else { return Ok(false) };
+            match slot {
+                Slot::Dir(_) => {}
+                Slot::Tree(id) => *slot = Slot::Dir(load(store, &id.clone())?),
+                Slot::Blob(_) => return Ok(false),
+            }
+            let Slot::Dir(d) = slot else { unreachable!() };
+            dir = d;
+        }
+        Ok(dir.entries.remove(&name).is_some())
+    }
+
+    /// Writes every changed directory bottom-up and returns the new root tree id.
+    pub fn write(self, writer: &Writer) -> Result<Id> {
+        let root = write_dir(self.root, writer)?;
+        match root {
+            Some(id) => Ok(id),
+            None => writer.put_tree(&Tree::default()),
+        }
+    }
+}
+
+fn load(store: &Store, id: &Id) -> Result<Dir> {
+    let tree = store.read_tree(id)?;
+    let entries = tree
+        .entries()
+        .iter()
+        .map(|e| {
+            let slot = match e.kind {
+                EntryKind::Blob => Slot::Blob(e.id),
+                EntryKind::Tree => Slot::Tree(e.id),
+            };
+            (e.name.clone(), slot)
+        })
+        .collect();
+    Ok(Dir { entries })
+}
+
+fn merge_into(store: &Store, target: &mut Dir, incoming: Dir) -> Result<()> {
+    for (name, slot) in incoming.entries {
+        match slot {
+            Slot::Dir(sub) => {
+                let existing = target.entries.entry(name).or_insert_with(|| Slot::Dir(Dir::default()));
+                match existing {
+                    Slot::Dir(_) => {}
+                    Slot::Tree(id) => *existing = Slot::Dir(load(store, &id.clone())?),
+                    Slot::Blob(_) => *existing = Slot::Dir(Dir::default()),
+                }
+                let Slot::Dir(d) = existing else { unreachable!() };
+                merge_into(store, d, sub)?;
+            }
+            other => {
+                target.entries.insert(name, other);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes a directory's changed subdirectories, then the directory; `None` when empty (empty
+/// directories are not stored).
+fn write_dir(dir: Dir, writer: &Writer) -> Result<Option<Id>> {
+    let mut entries = Vec::with_capacity(dir.entries.len());
+    for (name, slot) in dir.entries {
+        let (kind, id) = match slot {
+            Slot::Blob(id) => (EntryKind::Blob, id),
+            Slot::Tree(id) => (EntryKind::Tree, id),
+            Slot::Dir(d) => match write_dir(d, writer)? {
+                Some(id) => (EntryKind::Tree, id),
+                None => continue,
+            },
+        };
+        entries.push(Entry { name, kind, id });
+    }
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    writer.put_tree(&Tree::new(entries)).map(Some)
+}

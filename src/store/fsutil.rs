@@ -1,0 +1,48 @@
+//! Small file-system primitives with the error context memorix reports.
+
+use std::fs::{self, File, Permissions};
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use crate::diagnostics::{Error, Result};
+
+/// Creates a directory; an existing one is fine.
+pub fn create_dir(path: &Path) -> Result<()> {
+    match fs::create_dir_all(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
+        Err(e) => Err(Error::io("create directory", path)(e)),
+    }
+}
+
+/// Writes `bytes` to a temp file in `tmp_dir`, then renames it over `dest` (not fsynced: the
+/// caller makes a batch durable together).
+pub fn write_atomic(tmp_dir: &Path, dest: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_mode(tmp_dir, dest, bytes, 0o644)
+}
+
+pub fn write_atomic_mode(tmp_dir: &Path, dest: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(tmp_dir).map_err(Error::io("create a temp file in", tmp_dir))?;
+    tmp.write_all(bytes).map_err(Error::io("write", tmp.path()))?;
+    fs::set_permissions(tmp.path(), Permissions::from_mode(mode))
+        .map_err(Error::io("set permissions of", tmp.path()))?;
+    tmp.persist(dest).map_err(|e| Error::io("rename into place", dest)(e.error))?;
+    Ok(())
+}
+
+/// fsyncs a directory so renames inside it are durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir).and_then(|f| f.sync_all()).map_err(Error::io("sync", dir))
+}
+
+/// Makes every write of this file system durable at once (one `syncfs`, DESIGN.md §10).
+pub fn sync_filesystem(any_path: &Path) -> Result<()> {
+    let f = File::open(any_path).map_err(Error::io("open", any_path))?;
+    rustix::fs::syncfs(&f).map_err(|e| Error::io("sync the file system of", any_path)(e.into()))
+}
+
+pub fn set_mode(path: &Path, mode: u32) -> Result<()> {
+    fs::set_permissions(path, Permissions::from_mode(mode)).map_err(Error::io("set permissions of", path))
+}

@@ -1,0 +1,243 @@
+//! Generations: one state of one typed tree, linked to its parent, plus the refs and the
+//! per-store seq index.
+
+use std::fs;
+use std::io;
+
+use serde::{Deserialize, Serialize};
+
+use super::canonical;
+use super::{Id, IdPrefix, Store, Writer};
+use crate::diagnostics::{Error, Result};
+use crate::locator::{Kind, Selector};
+
+/// A version label on a subtree (`--version`), kept in the generation's hashed part.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VersionTag {
+    pub library: String,
+    pub version: String,
+    pub path: String,
+    pub tree: Id,
+}
+
+/// Unhashed facts about how a generation was made.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenerationMeta {
+    pub message: Option<String>,
+    /// RFC 3339, UTC.
+    pub time: String,
+}
+
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Generation {
+    pub kind: Kind,
+    pub seq: u64,
+    pub root: Id,
+    pub parent: Option<Id>,
+    pub tags: Vec<VersionTag>,
+    pub meta: GenerationMeta,
+}
+
+/// The part of a generation its id covers: no message, no time.
+#[derive(Serialize)]
+struct Hashed<'a> {
+    kind: Kind,
+    seq: u64,
+    root: &'a Id,
+    parent: &'a Option<Id>,
+    tags: &'a [VersionTag],
+}
+
+impl Generation {
+    pub fn id(&self) -> Id {
+        let hashed = Hashed {
+            kind: self.kind,
+            seq: self.seq,
+            root: &self.root,
+            parent: &self.parent,
+            tags: &self.tags,
+        };
+        canonical::object_id("generation", &canonical::encode(&hashed))
+    }
+
+    /// Decodes a stored generation and checks it is canonical and is the object `id` names.
+    pub fn decode(bytes: &[u8], id: &Id) -> std::result::Result<Generation, String> {
+        let generation: Generation =
+            serde_json::from_slice(bytes).map_err(|e| format!("not a generation object: {e}"))?;
+        if canonical::encode(&generation) != bytes {
+            return Err("not in canonical form".into());
+        }
+        if generation.id() != *id {
+            return Err(format!("content hashes to {}, not to its name", generation.id()));
+        }
+        if generation.seq == 0 {
+            return Err("seq 0 (generations are numbered from 1)".into());
+        }
+        Ok(generation)
+    }
+}
+
+/// A generation with its id.
+#[derive(Clone, Debug)]
+pub struct GenRef {
+    pub id: Id,
+    pub generation: Generation,
+}
+
+impl Store {
+    pub fn read_generation(&self, kind: Kind, id: &Id) -> Result<Generation> {
+        let path = self.generation_path(kind, id);
+        let bytes = fs::read(&path).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => Error::MissingObject { what: "generation", id: *id },
+            _ => Error::io("read", &path)(e),
+        })?;
+        let generation =
+            Generation::decode(&bytes, id).map_err(|r| Error::corrupt("generation", &path, r))?;
+        if generation.kind != kind {
+            return Err(Error::corrupt(
+                "generation",
+                &path,
+                format!("kind {} stored under {kind}", generation.kind),
+            ));
+        }
+        Ok(generation)
+    }
+
+    /// The generation `refs/<kind>/latest` names, if the kind has any.
+    pub fn latest(&self, kind: Kind) -> Result<Option<GenRef>> {
+        let path = self.ref_path(kind);
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io("read", &path)(e)),
+        };
+        let id = parse_id_line(&text)
+            .ok_or_else(|| Error::corrupt("ref", &path, format!("{text:?} is not an id")))?;
+        let generation = self.read_generation(kind, &id)?;
+        Ok(Some(GenRef { id, generation }))
+    }
+
+    /// Generation number `seq` of `kind` in this store.
+    pub fn generation_by_seq(&self, kind: Kind, seq: u64) -> Result<Option<GenRef>> {
+        let path = self.index_path(kind, seq);
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io("read", &path)(e)),
+        };
+        let id = parse_id_line(&text)
+            .ok_or_else(|| Error::corrupt("index entry", &path, format!("{text:?} is not an id")))?;
+        let generation = self.read_generation(kind, &id)?;
+        Ok(Some(GenRef { id, generation }))
+    }
+
+    /// Every generation id of `kind` whose hex starts with `prefix`.
+    pub fn generations_matching(&self, kind: Kind, prefix: &IdPrefix) -> Result<Vec<Id>> {
+        let dir = self.generations_dir(kind);
+        let mut out = Vec::new();
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(Error::io("read", &dir)(e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(Error::io("read", &dir))?;
+            let name = entry.file_name();
+            let Some(hex) = name.to_str().and_then(|n| n.strip_suffix(".json")) else { continue };
+            if hex.starts_with(prefix.as_hex())
+                && let Some(id) = Id::from_hex(hex)
+            {
+                out.push(id);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Opens the generation a selector names (`@latest`, `@gN`, a hash prefix).
+    pub fn select_generation(&self, kind: Kind, selector: Option<&Selector>) -> Result<GenRef> {
+        match selector {
+            None | Some(Selector::Latest) => self.latest(kind)?.ok_or(Error::EmptyKind { kind }),
+            Some(Selector::Generation(n)) => self
+                .generation_by_seq(kind, *n)?
+                .ok_or_else(|| Error::NoSuchGeneration { kind, selector: format!("g{n}") }),
+            Some(Selector::Hash(prefix)) => {
+                let ids = self.generations_matching(kind, prefix)?;
+                match ids.as_slice() {
+                    [] => Err(Error::NoSuchGeneration { kind, selector: prefix.to_string() }),
+                    [id] => Ok(GenRef { id: *id, generation: self.read_generation(kind, id)? }),
+                    many => Err(Error::AmbiguousId {
+                        prefix: prefix.to_string(),
+                        candidates: many.iter().map(|i| i.to_string()).collect(),
+                    }),
+                }
+            }
+            Some(sel @ (Selector::Version(_) | Selector::Pin)) => Err(Error::usage(
+                format!("the selector @{sel} needs version pins, which are not supported yet"),
+                Some("use @latest, @gN or a generation hash".to_string()),
+            )),
+        }
+    }
+
+    /// The generation chain of `kind`, newest first.
+    pub fn history(&self, kind: Kind) -> Result<Vec<GenRef>> {
+        let mut out = Vec::new();
+        let mut next = self.latest(kind)?;
+        while let Some(g) = next {
+            next = match g.generation.parent {
+                Some(parent) => Some(GenRef { id: parent, generation: self.read_generation(kind, &parent)? }),
+                None => None,
+            };
+            out.push(g);
+        }
+        Ok(out)
+    }
+}
+
+impl Writer<'_> {
+    /// Writes a generation object and its index entry (not yet durable, ref not moved).
+    pub fn put_generation(&self, generation: &Generation) -> Result<Id> {
+        let id = generation.id();
+        let store = self.store;
+        let tmp = store.tmp_dir();
+        super::fsutil::write_atomic_mode(
+            &tmp,
+            &store.generation_path(generation.kind, &id),
+            &canonical::encode(generation),
+            0o444,
+        )?;
+        super::fsutil::write_atomic(
+            &tmp,
+            &store.index_path(generation.kind, generation.seq),
+            format!("{id}\n").as_bytes(),
+        )?;
+        Ok(id)
+    }
+
+    /// Moves `refs/<kind>/latest` to `id`: call after [`Writer::sync`] so the ref never names
+    /// an object that is not durable.
+    pub fn set_ref(&self, kind: Kind, id: &Id) -> Result<()> {
+        let path = self.store.ref_path(kind);
+        let dir = path.parent().expect("refs live in a directory");
+        super::fsutil::create_dir(dir)?;
+        super::fsutil::write_atomic(&self.store.tmp_dir(), &path, format!("{id}\n").as_bytes())?;
+        super::fsutil::sync_dir(dir)
+    }
+}
+
+fn parse_id_line(text: &str) -> Option<Id> {
+    text.strip_suffix('\n').unwrap_or(text).parse().ok()
+}
+
+/// Now as RFC 3339 UTC; `SOURCE_DATE_EPOCH` fixes it for reproducible output.
+pub fn now_rfc3339() -> String {
+    let now = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(|secs| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+        .unwrap_or_else(std::time::SystemTime::now);
+    humantime::format_rfc3339_seconds(now).to_string()
+}

@@ -1,0 +1,148 @@
+//! Content ids: SHA-256 digests written `sha256:<64 hex>`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sha2::{Digest, Sha256};
+
+/// A SHA-256 content id. Display form is `sha256:<64 hex>`; file names use the hex alone.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Id([u8; 32]);
+
+impl Id {
+    pub const PREFIX: &'static str = "sha256:";
+
+    pub fn from_bytes(bytes: [u8; 32]) -> Id {
+        Id(bytes)
+    }
+
+    /// The id of raw bytes (a blob id; agrees with `sha256sum`).
+    pub fn of_bytes(bytes: &[u8]) -> Id {
+        Id(Sha256::digest(bytes).into())
+    }
+
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// The 64 lowercase hex digits, as used in file names and tree entries.
+    pub fn hex(&self) -> String {
+        hex::encode(self.0)
+    }
+
+    /// The first 12 hex digits, for human output.
+    pub fn short(&self) -> String {
+        self.hex()[..12].to_string()
+    }
+
+    /// Parses exactly 64 lowercase hex digits (no `sha256:`), the form inside store files.
+    pub fn from_hex(s: &str) -> Option<Id> {
+        if s.len() != 64 || !s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        hex::decode_to_slice(s, &mut out).ok()?;
+        Some(Id(out))
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", Id::PREFIX, self.hex())
+    }
+}
+
+impl fmt::Debug for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Error for a string that is not `sha256:<64 lowercase hex>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not an id (expected sha256:<64 lowercase hex digits>): {0:?}")]
+pub struct BadId(pub String);
+
+impl FromStr for Id {
+    type Err = BadId;
+    fn from_str(s: &str) -> Result<Id, BadId> {
+        s.strip_prefix(Id::PREFIX).and_then(Id::from_hex).ok_or_else(|| BadId(s.to_string()))
+    }
+}
+
+impl Serialize for Id {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Id, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A user-typed abbreviation of an id: at least 8 hex digits, `sha256:` optional.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct IdPrefix(String);
+
+impl IdPrefix {
+    pub const MIN_LEN: usize = 8;
+
+    /// Accepts `sha256:abcd1234…` or `abcd1234…`; uppercase hex is folded to lowercase.
+    pub fn parse(s: &str) -> Option<IdPrefix> {
+        let hex = s.strip_prefix(Id::PREFIX).unwrap_or(s);
+        if hex.len() < Self::MIN_LEN || hex.len() > 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        Some(IdPrefix(hex.to_ascii_lowercase()))
+    }
+
+    pub fn as_hex(&self) -> &str {
+        &self.0
+    }
+
+    pub fn matches(&self, id: &Id) -> bool {
+        id.hex().starts_with(&self.0)
+    }
+}
+
+impl fmt::Display for IdPrefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blob_id_agrees_with_sha256sum() {
+        // `printf 'hello\n' | sha256sum`
+        assert_eq!(
+            Id::of_bytes(b"hello\n").to_string(),
+            "sha256:5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+        );
+    }
+
+    #[test]
+    fn parse_round_trips_and_rejects_uppercase() {
+        let id = Id::of_bytes(b"x");
+        assert_eq!(id.to_string().parse::<Id>().unwrap(), id);
+        assert!(id.to_string().to_uppercase().parse::<Id>().is_err());
+        assert!(id.hex().parse::<Id>().is_err(), "bare hex is not the display form");
+    }
+
+    #[test]
+    fn prefixes() {
+        let id = Id::of_bytes(b"x");
+        let p = IdPrefix::parse(&id.to_string()[..15]).unwrap();
+        assert!(p.matches(&id));
+        assert!(IdPrefix::parse("abc").is_none());
+        assert!(IdPrefix::parse("ghijklmn").is_none());
+        assert_eq!(IdPrefix::parse("ABCDEF12").unwrap().as_hex(), "abcdef12");
+    }
+}

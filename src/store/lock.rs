@@ -1,0 +1,96 @@
+//! The store's single writer lock. Readers never take it: every object is immutable and
+//! every mutable file (refs, `latest/`) is replaced by rename.
+
+use std::fs::{self, File, OpenOptions};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use rustix::fs::FlockOperation;
+
+use super::Store;
+use crate::diagnostics::{Error, Result};
+
+/// Exclusive write access to a store; dropping it releases the lock.
+pub struct Writer<'s> {
+    pub store: &'s Store,
+    _lock: File,
+    new_blobs: AtomicUsize,
+    new_blob_bytes: AtomicU64,
+    new_trees: AtomicUsize,
+}
+
+/// What a writer added to the store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct WriteStats {
+    pub blobs: usize,
+    pub blob_bytes: u64,
+    pub trees: usize,
+}
+
+impl Store {
+    /// Takes the writer lock, waiting for another writer to finish, and clears `tmp/` (any temp
+    /// file there was left by a writer that crashed).
+    pub fn writer(&self) -> Result<Writer<'_>> {
+        let file = lock_exclusive(self.root())?;
+        let tmp = self.tmp_dir();
+        super::fsutil::create_dir(&tmp)?;
+        for entry in fs::read_dir(&tmp).map_err(Error::io("read", &tmp))? {
+            let entry = entry.map_err(Error::io("read", &tmp))?;
+            let p = entry.path();
+            let removed = if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                fs::remove_dir_all(&p)
+            } else {
+                fs::remove_file(&p)
+            };
+            removed.map_err(Error::io("remove stale temp file", &p))?;
+        }
+        Ok(Writer {
+            store: self,
+            _lock: file,
+            new_blobs: AtomicUsize::new(0),
+            new_blob_bytes: AtomicU64::new(0),
+            new_trees: AtomicUsize::new(0),
+        })
+    }
+}
+
+/// Takes `<root>/lock` exclusively, waiting (and saying so) while another process holds it.
+pub(super) fn lock_exclusive(root: &Path) -> Result<File> {
+    let path = root.join("lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(Error::io("open the store lock", &path))?;
+    if rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
+        eprintln!("Blocking: waiting for another memorix process to release {}", path.display());
+        rustix::fs::flock(&file, FlockOperation::LockExclusive)
+            .map_err(|e| Error::io("lock", &path)(e.into()))?;
+    }
+    Ok(file)
+}
+
+impl Writer<'_> {
+    pub(super) fn count_blob(&self, bytes: u64) {
+        self.new_blobs.fetch_add(1, Ordering::Relaxed);
+        self.new_blob_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    pub(super) fn count_tree(&self) {
+        self.new_trees.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn stats(&self) -> WriteStats {
+        WriteStats {
+            blobs: self.new_blobs.load(Ordering::Relaxed),
+            blob_bytes: self.new_blob_bytes.load(Ordering::Relaxed),
+            trees: self.new_trees.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Makes every object written so far durable at once, before a ref may point at them.
+    pub fn sync(&self) -> Result<()> {
+        super::fsutil::sync_filesystem(self.store.root())
+    }
+}

@@ -1,0 +1,169 @@
+//! The Store: content-addressed blobs, canonical tree objects, generations per kind, refs, and
+//! the read-only `latest/` checkouts (DESIGN.md §3).
+
+pub mod blob;
+pub mod canonical;
+pub mod checkout;
+pub mod diff;
+pub mod edit;
+pub mod fsutil;
+pub mod generation;
+pub mod id;
+pub mod locate;
+pub mod lock;
+pub mod tree;
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostics::{Error, Result};
+use crate::locator::Kind;
+
+pub use id::{Id, IdPrefix};
+pub use lock::Writer;
+
+/// The on-disk format this build reads and writes (`store/VERSION`).
+pub const FORMAT_VERSION: u64 = 1;
+
+/// Top-level names a store may hold; a directory with anything else and no VERSION is not ours.
+const LAYOUT: &[&str] =
+    &["VERSION", "lock", "tmp", "blobs", "trees", "generations", "refs", "latest", "spare"];
+
+/// A handle on a store directory whose VERSION has been checked.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+}
+
+impl Store {
+    /// The store location: `--store`, else `$MEMORIX_STORE`, else `$XDG_DATA_HOME/memorix/store`.
+    pub fn default_location() -> PathBuf {
+        if let Some(dir) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+            return PathBuf::from(dir).join("memorix/store");
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| ".".into());
+        home.join(".local/share/memorix/store")
+    }
+
+    /// Opens an existing store for reading.
+    pub fn open(root: &Path) -> Result<Store> {
+        let version = root.join("VERSION");
+        match fs::read_to_string(&version) {
+            Ok(text) => check_version(&version, &text)?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(if root.is_dir() && !is_empty_or_ours(root)? {
+                    Error::NotAStore { path: root.to_path_buf() }
+                } else {
+                    Error::StoreMissing { path: root.to_path_buf() }
+                });
+            }
+            Err(e) => return Err(Error::io("read", &version)(e)),
+        }
+        Ok(Store { root: root.to_path_buf() })
+    }
+
+    /// Opens the store, creating an empty one first if the directory is absent or empty.
+    pub fn open_or_create(root: &Path) -> Result<Store> {
+        match Store::open(root) {
+            Err(Error::StoreMissing { .. }) => Store::create(root),
+            other => other,
+        }
+    }
+
+    /// Creates the layout under the writer lock, so concurrent first writers agree.
+    fn create(root: &Path) -> Result<Store> {
+        fs::create_dir_all(root).map_err(Error::io("create the store directory", root))?;
+        let _lock = lock::lock_exclusive(root)?;
+        if root.join("VERSION").exists() {
+            return Store::open(root);
+        }
+        for top in ["tmp", "refs", "latest", "spare"] {
+            fsutil::create_dir(&root.join(top))?;
+        }
+        for top in ["blobs", "trees"] {
+            let dir = root.join(top);
+            fsutil::create_dir(&dir)?;
+            for byte in 0..=255u8 {
+                fsutil::create_dir(&dir.join(format!("{byte:02x}")))?;
+            }
+        }
+        for kind in Kind::ALL {
+            fsutil::create_dir(&root.join("generations").join(kind.as_str()).join("index"))?;
+            fsutil::create_dir(&root.join("refs").join(kind.as_str()))?;
+        }
+        // VERSION last: a store is only a store once its layout exists.
+        fsutil::write_atomic(
+            &root.join("tmp"),
+            &root.join("VERSION"),
+            format!("{FORMAT_VERSION}\n").as_bytes(),
+        )?;
+        fsutil::sync_dir(root)?;
+        Ok(Store { root: root.to_path_buf() })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn tmp_dir(&self) -> PathBuf {
+        self.root.join("tmp")
+    }
+
+    pub fn blob_path(&self, id: &Id) -> PathBuf {
+        let hex = id.hex();
+        self.root.join("blobs").join(&hex[..2]).join(hex)
+    }
+
+    pub fn tree_path(&self, id: &Id) -> PathBuf {
+        let hex = id.hex();
+        self.root.join("trees").join(&hex[..2]).join(format!("{hex}.json"))
+    }
+
+    pub fn generation_path(&self, kind: Kind, id: &Id) -> PathBuf {
+        self.generations_dir(kind).join(format!("{}.json", id.hex()))
+    }
+
+    pub fn generations_dir(&self, kind: Kind) -> PathBuf {
+        self.root.join("generations").join(kind.as_str())
+    }
+
+    pub fn index_path(&self, kind: Kind, seq: u64) -> PathBuf {
+        self.generations_dir(kind).join("index").join(seq.to_string())
+    }
+
+    pub fn ref_path(&self, kind: Kind) -> PathBuf {
+        self.root.join("refs").join(kind.as_str()).join("latest")
+    }
+
+    pub fn latest_dir(&self) -> PathBuf {
+        self.root.join("latest")
+    }
+
+    pub fn spare_dir(&self) -> PathBuf {
+        self.root.join("spare")
+    }
+}
+
+fn check_version(path: &Path, text: &str) -> Result<()> {
+    let trimmed = text.strip_suffix('\n').unwrap_or(text);
+    match trimmed.parse::<u64>() {
+        Ok(v) if v == FORMAT_VERSION => Ok(()),
+        Ok(v) if v > FORMAT_VERSION => {
+            Err(Error::StoreTooNew { path: path.to_path_buf(), found: v, supported: FORMAT_VERSION })
+        }
+        _ => Err(Error::StoreVersionCorrupt { path: path.to_path_buf(), found: text.to_string() }),
+    }
+}
+
+fn is_empty_or_ours(root: &Path) -> Result<bool> {
+    let entries = fs::read_dir(root).map_err(Error::io("read", root))?;
+    for entry in entries {
+        let entry = entry.map_err(Error::io("read", root))?;
+        let name = entry.file_name();
+        if !LAYOUT.iter().any(|n| name == *n) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}

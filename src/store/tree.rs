@@ -1,0 +1,230 @@
+//! Tree objects: one directory as `{"entries":[[name,"blob"|"tree",hex],...]}`, sorted by name
+//! bytewise, no modes, no empty directories. Decoding validates names, order and canonical form,
+//! so a tree naming `..`, `/abs` or `a/b` can never be read back.
+
+use std::fs;
+use std::io;
+
+use serde::{Deserialize, Serialize};
+
+use super::canonical;
+use super::{Id, Store, Writer};
+use crate::diagnostics::{Error, Result};
+use crate::locator::{Name, StorePath};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryKind {
+    Blob,
+    Tree,
+}
+
+impl EntryKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::Blob => "blob",
+            EntryKind::Tree => "tree",
+        }
+    }
+}
+
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Entry {
+    pub name: Name,
+    pub kind: EntryKind,
+    pub id: Id,
+}
+
+/// One directory of a typed tree.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct Tree {
+    entries: Vec<Entry>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Encoded {
+    entries: Vec<(String, EntryKind, String)>,
+}
+
+impl Tree {
+    /// Builds a tree from entries with distinct names, in any order.
+    pub fn new(mut entries: Vec<Entry>) -> Tree {
+        entries.sort_unstable_by(|a, b| a.name.as_str().as_bytes().cmp(b.name.as_str().as_bytes()));
+        debug_assert!(entries.windows(2).all(|w| w[0].name != w[1].name));
+        Tree { entries }
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Entry> {
+        self.entries
+            .binary_search_by(|e| e.name.as_str().as_bytes().cmp(name.as_bytes()))
+            .ok()
+            .map(|i| &self.entries[i])
+    }
+
+    /// The canonical encoding: exactly the bytes stored in `trees/<aa>/<hex>.json`.
+    pub fn encode(&self) -> Vec<u8> {
+        let encoded = Encoded {
+            entries: self.entries.iter().map(|e| (e.name.as_str().to_string(), e.kind, e.id.hex())).collect(),
+        };
+        canonical::encode(&encoded)
+    }
+
+    pub fn id(&self) -> Id {
+        canonical::object_id("tree", &self.encode())
+    }
+
+    /// The id of the tree with no entries (an empty kind, a fresh checkout).
+    pub fn empty_id() -> Id {
+        static EMPTY: std::sync::OnceLock<Id> = std::sync::OnceLock::new();
+        *EMPTY.get_or_init(|| Tree::default().id())
+    }
+
+    /// Decodes and validates a stored tree; rejects anything but the canonical form.
+    pub fn decode(bytes: &[u8]) -> std::result::Result<Tree, String> {
+        let raw: Encoded = serde_json::from_slice(bytes).map_err(|e| format!("not a tree object: {e}"))?;
+        let mut entries = Vec::with_capacity(raw.entries.len());
+        for (name, kind, hex) in raw.entries {
+            let checked = Name::new(&name).map_err(|p| format!("entry {name:?}: {}", p.describe()))?;
+            let id = Id::from_hex(&hex).ok_or_else(|| format!("entry {name:?}: bad id {hex:?}"))?;
+            entries.push(Entry { name: checked, kind, id });
+        }
+        for w in entries.windows(2) {
+            if w[0].name.as_str().as_bytes() >= w[1].name.as_str().as_bytes() {
+                return Err(format!(
+                    "entries not sorted or not unique at {:?}, {:?}",
+                    w[0].name.as_str(),
+                    w[1].name.as_str()
+                ));
+            }
+        }
+        let tree = Tree { entries };
+        if tree.encode() != bytes {
+            return Err("not in canonical form".into());
+        }
+        Ok(tree)
+    }
+}
+
+impl Store {
+    pub fn has_tree(&self, id: &Id) -> bool {
+        *id == Tree::empty_id() || fs::symlink_metadata(self.tree_path(id)).is_ok()
+    }
+
+    /// Reads a tree, checking its hash and form. The empty tree needs no file.
+    pub fn read_tree(&self, id: &Id) -> Result<Tree> {
+        if *id == Tree::empty_id() {
+            return Ok(Tree::default());
+        }
+        let path = self.tree_path(id);
+        let bytes = fs::read(&path).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => Error::MissingObject { what: "tree", id: *id },
+            _ => Error::io("read", &path)(e),
+        })?;
+        if canonical::object_id("tree", &bytes) != *id {
+            return Err(Error::corrupt("tree", &path, "content does not match its id"));
+        }
+        Tree::decode(&bytes).map_err(|reason| Error::corrupt("tree", &path, reason))
+    }
+
+    /// Walks from `root` to `path`; `None` when nothing is there.
+    pub fn lookup(&self, root: &Id, path: &StorePath) -> Result<Option<(EntryKind, Id)>> {
+        let mut current = (EntryKind::Tree, *root);
+        for name in path.components() {
+            if current.0 != EntryKind::Tree {
+                return Ok(None);
+            }
+            match self.read_tree(&current.1)?.get(name) {
+                Some(e) => current = (e.kind, e.id),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(current))
+    }
+
+    /// Every file under the tree `root`, as (path relative to `root`, blob id), sorted.
+    pub fn walk_files(&self, root: &Id) -> Result<Vec<(StorePath, Id)>> {
+        let mut out = Vec::new();
+        self.walk_into(root, &StorePath::root(), &mut out)?;
+        Ok(out)
+    }
+
+    fn walk_into(&self, id: &Id, base: &StorePath, out: &mut Vec<(StorePath, Id)>) -> Result<()> {
+        for e in self.read_tree(id)?.entries() {
+            let path = base.join(&e.name);
+            match e.kind {
+                EntryKind::Blob => out.push((path, e.id)),
+                EntryKind::Tree => self.walk_into(&e.id, &path, out)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Writer<'_> {
+    /// Writes a tree object unless it is already stored; returns its id.
+    pub fn put_tree(&self, tree: &Tree) -> Result<Id> {
+        let bytes = tree.encode();
+        let id = canonical::object_id("tree", &bytes);
+        let dest = self.store.tree_path(&id);
+        if fs::symlink_metadata(&dest).is_err() {
+            super::fsutil::write_atomic_mode(&self.store.tmp_dir(), &dest, &bytes, 0o444)?;
+            self.count_tree();
+        }
+        Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str, kind: EntryKind, content: &[u8]) -> Entry {
+        Entry { name: Name::new(name).unwrap(), kind, id: Id::of_bytes(content) }
+    }
+
+    #[test]
+    fn empty_tree_id_is_fixed() {
+        assert_eq!(Tree::default().encode(), br#"{"entries":[]}"#);
+        assert_eq!(
+            Tree::default().id().to_string(),
+            "sha256:514c2321b3b4e64f3d0ea5ca26e174413d315c471ea807fb7b13deab4ccb2d31"
+        );
+    }
+
+    #[test]
+    fn sorts_bytewise_and_round_trips() {
+        let t = Tree::new(vec![
+            entry("b", EntryKind::Blob, b"1"),
+            entry("B", EntryKind::Tree, b"2"),
+            entry("a", EntryKind::Blob, b"3"),
+        ]);
+        let names: Vec<_> = t.entries().iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["B", "a", "b"]);
+        assert_eq!(Tree::decode(&t.encode()).unwrap(), t);
+    }
+
+    #[test]
+    fn decode_rejects_hostile_names_order_and_form() {
+        let hex = Id::of_bytes(b"x").hex();
+        for name in ["..", ".", "", "/abs", "a/b", "a\u{0}b", "a\\b"] {
+            let json =
+                format!(r#"{{"entries":[[{},"blob","{hex}"]]}}"#, serde_json::to_string(name).unwrap());
+            assert!(Tree::decode(json.as_bytes()).is_err(), "{name:?} accepted");
+        }
+        let unsorted = format!(r#"{{"entries":[["b","blob","{hex}"],["a","blob","{hex}"]]}}"#);
+        assert!(Tree::decode(unsorted.as_bytes()).unwrap_err().contains("sorted"));
+        let spaced = format!(r#"{{"entries": [["a","blob","{hex}"]]}}"#);
+        assert!(Tree::decode(spaced.as_bytes()).unwrap_err().contains("canonical"));
+        let extra = format!(r#"{{"entries":[["a","blob","{hex}"]],"mode":1}}"#);
+        assert!(Tree::decode(extra.as_bytes()).is_err());
+    }
+}

@@ -1,0 +1,181 @@
+//! One test environment for CLI tests: a temp store and a temp project, and the real binary.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use sha2::{Digest, Sha256};
+
+pub struct TestEnv {
+    _tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub store: PathBuf,
+    pub project: PathBuf,
+}
+
+/// What one run of the binary did, with the temp root replaced by `[ROOT]`.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub raw_stdout: Vec<u8>,
+}
+
+impl Run {
+    /// Panics with the output unless the exit code is `code`.
+    pub fn expect(self, code: i32) -> Run {
+        assert_eq!(self.code, code, "exit code\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+
+    pub fn ok(self) -> Run {
+        self.expect(0)
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("{e}: {}", self.stdout))
+    }
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = tmp.path().canonicalize().expect("canonical temp dir");
+        let store = root.join("store");
+        let project = root.join("project");
+        fs::create_dir_all(&project).expect("project dir");
+        TestEnv { _tmp: tmp, root, store, project }
+    }
+
+    /// The binary with a clean environment: this env's store, no colours, a fixed clock.
+    pub fn command(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_memorix"));
+        cmd.current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.root.join("home"))
+            .env("MEMORIX_STORE", &self.store)
+            .env("NO_COLOR", "1")
+            .env("SOURCE_DATE_EPOCH", "1767225600");
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.run_cmd(self.command().args(args))
+    }
+
+    pub fn run_stdin(&self, args: &[&str], stdin: &[u8]) -> Run {
+        use std::io::Write;
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn memorix");
+        child.stdin.take().expect("stdin").write_all(stdin).expect("write stdin");
+        self.finish(child.wait_with_output().expect("wait"))
+    }
+
+    pub fn run_cmd(&self, cmd: &mut std::process::Command) -> Run {
+        self.finish(cmd.output().expect("run memorix"))
+    }
+
+    fn finish(&self, out: Output) -> Run {
+        let clean =
+            |b: &[u8]| String::from_utf8_lossy(b).replace(self.root.to_str().expect("utf-8 root"), "[ROOT]");
+        Run {
+            code: out.status.code().expect("exited normally"),
+            stdout: clean(&out.stdout),
+            stderr: clean(&out.stderr),
+            raw_stdout: out.stdout,
+        }
+    }
+
+    /// Writes a file under the project, creating parents.
+    pub fn write(&self, rel: &str, content: &str) -> PathBuf {
+        write_file(&self.project.join(rel), content.as_bytes())
+    }
+
+    /// Every file and directory under the store, with mode and content hash, for comparing a
+    /// store before and after a command.
+    pub fn store_listing(&self) -> BTreeMap<String, String> {
+        listing(&self.store)
+    }
+
+    /// The number of files under `store/<sub>`.
+    pub fn count(&self, sub: &str) -> usize {
+        walk(&self.store.join(sub)).into_iter().filter(|p| p.is_file()).count()
+    }
+}
+
+pub fn write_file(path: &Path, content: &[u8]) -> PathBuf {
+    fs::create_dir_all(path.parent().expect("parent")).expect("create parents");
+    fs::write(path, content).expect("write file");
+    path.to_path_buf()
+}
+
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&d) else { continue };
+        for e in entries {
+            let p = e.expect("dir entry").path();
+            if fs::symlink_metadata(&p).expect("stat").is_dir() {
+                stack.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+pub fn listing(dir: &Path) -> BTreeMap<String, String> {
+    walk(dir)
+        .into_iter()
+        .map(|p| {
+            let m = fs::symlink_metadata(&p).expect("stat");
+            let what = if m.is_file() {
+                format!(
+                    "{:o} {}",
+                    m.permissions().mode() & 0o7777,
+                    hex::encode(Sha256::digest(fs::read(&p).expect("read")))
+                )
+            } else {
+                format!("{:o} dir ino={}", m.permissions().mode() & 0o7777, m.ino())
+            };
+            (p.strip_prefix(dir).expect("below").display().to_string(), what)
+        })
+        .collect()
+}
+
+/// The shared test corpus (`MEMORIX_CORPUS`, default `../shared/corpus`). `None`, with a notice,
+/// when it is absent; a failure instead when `MEMORIX_REQUIRE_CORPUS=1` (as in CI).
+pub fn corpus(rel: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("MEMORIX_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
+    let path = base.join(rel);
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var_os("MEMORIX_REQUIRE_CORPUS").is_some_and(|v| v == "1") {
+        panic!("corpus file {} is missing and MEMORIX_REQUIRE_CORPUS=1", path.display());
+    }
+    eprintln!("notice: skipping, the corpus is not at {} (set MEMORIX_CORPUS)", path.display());
+    None
+}
+
+/// Makes a read-only store file writable, for tests that damage the store on purpose.
+pub fn make_writable(path: &Path) {
+    let mut p = fs::metadata(path).expect("stat").permissions();
+    p.set_mode(0o644);
+    fs::set_permissions(path, p).expect("chmod");
+}

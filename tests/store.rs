@@ -1,0 +1,457 @@
+//! The Store from the CLI: ingest, rm, ls, cat, log, show, verify.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use common::{TestEnv, corpus, make_writable, write_file};
+
+/// A small fixed tree: the ids below are pinned, so any change to the encoding fails here.
+fn fixed_tree(env: &TestEnv) -> std::path::PathBuf {
+    env.write("fixed/python/style.md", "# Style\n\nUse black.\n");
+    env.write("fixed/python/web/http.md", "# HTTP\n\nUse httpx.\n");
+    env.write("fixed/README.md", "team rules\n");
+    env.project.join("fixed")
+}
+
+const FIXED_ROOT: &str = "sha256:95c68d66097127e895b3b6c804516eda0450fb65a7c6e6de533fa69b86fdb9fd";
+const FIXED_GENERATION: &str = "sha256:8472cd4e7bca79119415f879446d59cf7a27aa9eaa8bf4d3b421a6038b4d2f78";
+
+#[test]
+fn ids_are_stable_across_stores() {
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let env = TestEnv::new();
+        let src = fixed_tree(&env);
+        let out = env.run(&["--json", "ingest", "rules/team/", src.to_str().unwrap()]).ok().json();
+        let g = &out["generation"];
+        seen.push((g["root"].as_str().unwrap().to_string(), g["id"].as_str().unwrap().to_string()));
+    }
+    assert_eq!(seen[0], seen[1], "a fresh store gives the same ids");
+    assert_eq!(seen[0].0, FIXED_ROOT, "root tree id");
+    assert_eq!(seen[0].1, FIXED_GENERATION, "generation id");
+}
+
+#[test]
+fn tree_objects_are_canonical_json() {
+    let env = TestEnv::new();
+    let src = fixed_tree(&env);
+    let out = env.run(&["--json", "ingest", "rules/team/", src.to_str().unwrap()]).ok().json();
+    let root = out["generation"]["root"].as_str().unwrap().strip_prefix("sha256:").unwrap().to_string();
+    let text =
+        fs::read_to_string(env.store.join("trees").join(&root[..2]).join(format!("{root}.json"))).unwrap();
+    let team =
+        env.run(&["--json", "ls", "rules/"]).ok().json()["entries"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        text,
+        format!(r#"{{"entries":[["team","tree","{}"]]}}"#, team.strip_prefix("sha256:").unwrap())
+    );
+    // Blob ids agree with sha256sum.
+    let ls = env.run(&["--json", "ls", "rules/team/README.md"]).ok().json();
+    assert_eq!(
+        ls["entries"][0]["id"],
+        "sha256:49149fb906abe72457ed1aef625f03efadc564308249b243ac621061a5e5b2da"
+    );
+}
+
+#[test]
+fn corpus_history_stays_addressable_after_later_ingests_and_rm() {
+    let Some(rules) = corpus("rules/pydantic-ai") else { return };
+    let env = TestEnv::new();
+    let out = env.run(&["ingest", "rules/pydantic-ai/", rules.to_str().unwrap()]).ok();
+    assert!(out.stdout.starts_with("Ingested rules/pydantic-ai/ into rules@g1"), "{}", out.stdout);
+    let original = fs::read(rules.join("AGENTS.md")).unwrap();
+
+    let mut versions: Vec<_> =
+        fs::read_dir(rules.join("history")).unwrap().map(|e| e.unwrap().path()).collect();
+    versions.sort();
+    assert!(versions.len() >= 10, "the corpus holds many versions of AGENTS.md");
+    let mut expected_seq = 1;
+    for v in &versions {
+        let file = v.join("AGENTS.md");
+        let out =
+            env.run(&["--json", "ingest", "rules/pydantic-ai/AGENTS.md", file.to_str().unwrap()]).ok().json();
+        if !out["generation"].is_null() {
+            expected_seq += 1;
+            assert_eq!(out["generation"]["seq"], expected_seq);
+        }
+    }
+    env.run(&["rm", "rules/pydantic-ai/AGENTS.md"]).ok();
+
+    let g1 = env.run(&["cat", "rules/pydantic-ai/AGENTS.md@g1"]).ok();
+    assert_eq!(g1.raw_stdout, original, "@g1 is the first version byte for byte");
+    let g2 = env.run(&["cat", "rules/pydantic-ai/AGENTS.md@g2"]).ok();
+    assert_eq!(g2.raw_stdout, fs::read(versions[0].join("AGENTS.md")).unwrap());
+    let gone = env.run(&["cat", "rules/pydantic-ai/AGENTS.md"]).expect(2);
+    assert!(gone.stderr.contains("does not exist in rules@g"), "{}", gone.stderr);
+    // Everything else from the folder is still at the tip.
+    let tests_md = env.run(&["cat", "rules/pydantic-ai/tests/AGENTS.md"]).ok();
+    assert_eq!(tests_md.raw_stdout, fs::read(rules.join("tests/AGENTS.md")).unwrap());
+    env.run(&["verify"]).ok();
+}
+
+#[test]
+fn one_changed_file_writes_depth_plus_one_trees_and_one_blob() {
+    let env = TestEnv::new();
+    env.write("src/a/b/c/deep.md", "v1\n");
+    env.write("src/a/b/sibling.md", "s\n");
+    env.write("src/a/other/x.md", "x\n");
+    env.write("src/top.md", "t\n");
+    let src = env.project.join("src");
+    env.run(&["ingest", "rules/", src.to_str().unwrap()]).ok();
+    env.write("docs-src/api.md", "api\n");
+    env.run(&["ingest", "docs/api/", env.project.join("docs-src").to_str().unwrap()]).ok();
+    env.write("chat.jsonl", "{}\n");
+    env.run(&["ingest", "chat/run1.jsonl", env.project.join("chat.jsonl").to_str().unwrap()]).ok();
+    let refs_before = (
+        fs::read(env.store.join("refs/docs/latest")).unwrap(),
+        fs::read(env.store.join("refs/chat/latest")).unwrap(),
+    );
+    let (trees, blobs) = (env.count("trees"), env.count("blobs"));
+
+    env.write("src/a/b/c/deep.md", "v2\n");
+    let out = env.run(&["--json", "ingest", "rules/", src.to_str().unwrap()]).ok().json();
+    // deep.md sits at depth 3 (a/b/c): c, b, a and the root are rewritten.
+    assert_eq!(env.count("trees") - trees, 4);
+    assert_eq!(env.count("blobs") - blobs, 1);
+    assert_eq!(out["written"]["trees"], 4);
+    assert_eq!(out["written"]["blobs"], 1);
+    assert_eq!(out["changes"].as_array().unwrap().len(), 1);
+    assert_eq!(out["changes"][0]["path"], "a/b/c/deep.md");
+    let refs_after = (
+        fs::read(env.store.join("refs/docs/latest")).unwrap(),
+        fs::read(env.store.join("refs/chat/latest")).unwrap(),
+    );
+    assert_eq!(refs_before, refs_after, "other kinds' refs did not move");
+
+    // Sibling subtrees keep their ids.
+    let before = env.run(&["--json", "ls", "rules/a/@g1"]).ok().json();
+    let after = env.run(&["--json", "ls", "rules/a/"]).ok().json();
+    assert_eq!(before["entries"][1]["path"], "other/");
+    assert_eq!(before["entries"][1]["id"], after["entries"][1]["id"]);
+    assert_ne!(before["entries"][0]["id"], after["entries"][0]["id"]);
+}
+
+#[test]
+fn identical_content_creates_no_generation() {
+    let env = TestEnv::new();
+    let src = fixed_tree(&env);
+    env.run(&["ingest", "rules/team/", src.to_str().unwrap()]).ok();
+    let before = env.store_listing();
+    let out = env.run(&["ingest", "rules/team/", src.to_str().unwrap()]).ok();
+    insta::assert_snapshot!(out.stdout, @"Unchanged: rules/team/ already holds this content (rules@g1 (8472cd4e7bca))");
+    let after = env.store_listing();
+    let changed: Vec<_> =
+        after.iter().filter(|(k, v)| before.get(*k) != Some(v)).map(|(k, _)| k.as_str()).collect();
+    assert!(changed.iter().all(|k| k.starts_with("spare/") || *k == "lock"), "{changed:?}");
+}
+
+#[test]
+fn verify_finds_flipped_blob_deleted_tree_and_stale_latest_file() {
+    let env = TestEnv::new();
+    let src = fixed_tree(&env);
+    env.run(&["ingest", "rules/team/", src.to_str().unwrap()]).ok();
+    insta::assert_snapshot!(env.run(&["verify"]).ok().stdout, @"ok: checked 3 blobs, 4 trees, 1 generations, 1 refs, 3 files in latest/");
+
+    // A flipped byte in a blob.
+    let id = env.run(&["--json", "ls", "rules/team/README.md"]).ok().json()["entries"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let hex = id.strip_prefix("sha256:").unwrap();
+    let blob = env.store.join("blobs").join(&hex[..2]).join(hex);
+    make_writable(&blob);
+    let mut bytes = fs::read(&blob).unwrap();
+    bytes[0] ^= 0x01;
+    fs::write(&blob, &bytes).unwrap();
+    let out = env.run(&["verify"]).expect(1);
+    assert!(out.stdout.contains(&format!("blob {id}: content hashes to sha256:")), "{}", out.stdout);
+    bytes[0] ^= 0x01;
+    fs::write(&blob, &bytes).unwrap();
+    env.run(&["verify"]).ok();
+
+    // A deleted tree object.
+    let web = env.run(&["--json", "ls", "rules/team/python/"]).ok().json()["entries"][1]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let hex = web.strip_prefix("sha256:").unwrap().to_string();
+    let tree_file = env.store.join("trees").join(&hex[..2]).join(format!("{hex}.json"));
+    let saved = fs::read(&tree_file).unwrap();
+    fs::remove_file(&tree_file).unwrap();
+    let out = env.run(&["verify"]).expect(1);
+    assert!(out.stdout.contains(&format!("names missing tree {web}")), "{}", out.stdout);
+    fs::write(&tree_file, saved).unwrap();
+    env.run(&["verify"]).ok();
+
+    // A latest/ file that no longer matches (replaced, as an editor would).
+    let file = env.store.join("latest/rules/team/python/style.md");
+    let dir = file.parent().unwrap();
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::remove_file(&file).unwrap();
+    fs::write(&file, "# Style\n\nUse ruff.\n").unwrap();
+    let out = env.run(&["--json", "verify"]).expect(1).json();
+    assert_eq!(out["problems"][0]["object"], "latest/rules/team/python/style.md");
+    assert!(out["problems"][0]["message"].as_str().unwrap().starts_with("does not match rules@g1"));
+    // The store's own blob was not touched.
+    env.run(&["cat", "rules/team/python/style.md"]).ok().stdout.contains("black").then_some(()).unwrap();
+}
+
+/// Runs a command that must fail with exit 2 and must leave the store exactly as it was.
+fn refused(env: &TestEnv, args: &[&str]) -> String {
+    let before = env.store_listing();
+    let out = env.run(args).expect(2);
+    assert_eq!(env.store_listing(), before, "store changed by {args:?}");
+    out.stderr
+}
+
+#[test]
+fn bad_inputs_exit_2_and_leave_the_store_untouched() {
+    let env = TestEnv::new();
+    let src = fixed_tree(&env);
+    let src = src.to_str().unwrap();
+    env.run(&["ingest", "rules/team/", src]).ok();
+
+    insta::assert_snapshot!(refused(&env, &["ingest", "rules/team/../etc/", src]), @r"
+    memorix::locator::parent_dir
+
+      x invalid locator `rules/team/../etc/`: `..` path component
+       ,----
+     1 | rules/team/../etc/
+       :            ^|
+       :             `-- `..` path component
+       `----
+      help: locators cannot leave their tree; name the path from the kind down
+    ");
+    insta::assert_snapshot!(refused(&env, &["ingest", "/rules/team/", src]), @r"
+    memorix::locator::absolute
+
+      x invalid locator `/rules/team/`: absolute path
+       ,----
+     1 | /rules/team/
+       : |
+       : `-- absolute path
+       `----
+      help: locators start with a kind: rules/, docs/ or chat/ (not a file system path)
+    ");
+    insta::assert_snapshot!(refused(&env, &["ingest", "rules/team/", "does-not-exist"]), @r"
+    memorix::ingest::missing_source
+
+      x source does-not-exist does not exist
+      help: check the path; `-` reads standard input
+    ");
+
+    env.write("leaky/ok.md", "fine\n");
+    std::os::unix::fs::symlink("/etc/hostname", env.project.join("leaky/escape.md")).unwrap();
+    let err = refused(&env, &["ingest", "rules/leaky/", env.project.join("leaky").to_str().unwrap()]);
+    assert!(
+        err.contains("symlink [ROOT]/project/leaky/escape.md points outside the source (/etc/hostname)"),
+        "{err}"
+    );
+    assert!(err.contains("memorix::ingest::escaping_symlink"), "{err}");
+
+    let version = env.store.join("VERSION");
+    fs::write(&version, "banana\n").unwrap();
+    let err = refused(&env, &["ingest", "rules/team/", src]);
+    assert!(err.contains("memorix::store::bad_version"), "{err}");
+    assert!(err.contains(r#"the store's VERSION file [ROOT]/store/VERSION is corrupt: "banana\n""#), "{err}");
+    refused(&env, &["ls", "rules/"]);
+    refused(&env, &["verify"]);
+    fs::write(&version, "7\n").unwrap();
+    let err = refused(&env, &["ingest", "rules/team/", src]);
+    assert!(
+        err.contains(
+            "store format 7 at [ROOT]/store/VERSION is newer than this memorix understands (format 1)"
+        ),
+        "{err}"
+    );
+    fs::write(&version, "1\n").unwrap();
+    env.run(&["verify"]).ok();
+}
+
+#[test]
+fn ingest_honours_ignore_files_skips_git_and_follows_inner_symlinks() {
+    let env = TestEnv::new();
+    env.write("src/.cursorrules", "cursor\n");
+    env.write("src/.github/copilot-instructions.md", "copilot\n");
+    env.write("src/.gitignore", "*.log\n");
+    env.write("src/.ignore", "scratch/\n");
+    env.write("src/.memorixignore", "secret.md\n");
+    env.write("src/keep.md", "keep\n");
+    env.write("src/build.log", "noise\n");
+    env.write("src/scratch/tmp.md", "tmp\n");
+    env.write("src/secret.md", "secret\n");
+    env.write("src/.git/HEAD", "ref: refs/heads/main\n");
+    env.write("src/docs/real.md", "real\n");
+    std::os::unix::fs::symlink("docs/real.md", env.project.join("src/alias.md")).unwrap();
+    std::os::unix::fs::symlink("docs", env.project.join("src/docs-link")).unwrap();
+    env.run(&["ingest", "rules/r/", env.project.join("src").to_str().unwrap()]).ok();
+    insta::assert_snapshot!(env.run(&["ls", "-r", "rules/r/"]).ok().stdout, @"
+    .cursorrules
+    .github/copilot-instructions.md
+    .gitignore
+    .ignore
+    .memorixignore
+    alias.md
+    docs/real.md
+    docs-link/real.md
+    keep.md
+    ");
+    assert_eq!(env.run(&["cat", "rules/r/alias.md"]).ok().stdout, "real\n");
+}
+
+#[test]
+fn special_files_and_missing_targets_are_refused_with_the_path() {
+    let env = TestEnv::new();
+    env.write("src/ok.md", "ok\n");
+    let fifo = env.project.join("src/pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let err = env.run(&["ingest", "rules/x/", env.project.join("src").to_str().unwrap()]).expect(2).stderr;
+    assert!(err.contains("[ROOT]/project/src/pipe is a FIFO, not a regular file or directory"), "{err}");
+    assert!(!env.store.exists(), "a refused first ingest creates no store");
+    fs::remove_file(&fifo).unwrap();
+    std::os::unix::fs::symlink("nowhere.md", env.project.join("src/dangling.md")).unwrap();
+    let err = env.run(&["ingest", "rules/x/", env.project.join("src").to_str().unwrap()]).expect(2).stderr;
+    assert!(err.contains("dangling.md points to nothing (nowhere.md)"), "{err}");
+}
+
+#[test]
+fn directory_replaces_merge_adds_files_land_by_name_and_stdin() {
+    let env = TestEnv::new();
+    env.write("v1/a.md", "a1\n");
+    env.write("v1/b.md", "b1\n");
+    env.write("v2/a.md", "a2\n");
+    let (v1, v2) = (env.project.join("v1"), env.project.join("v2"));
+    env.run(&["ingest", "rules/d/", v1.to_str().unwrap()]).ok();
+    env.run(&["ingest", "rules/d/", v2.to_str().unwrap()]).ok();
+    assert_eq!(
+        env.run(&["ls", "rules/d/"]).ok().stdout,
+        "a.md\n",
+        "b.md is gone: the directory replaced the subtree"
+    );
+    env.run(&["ingest", "--merge", "rules/d/", v1.to_str().unwrap()]).ok();
+    assert_eq!(env.run(&["ls", "rules/d/"]).ok().stdout, "a.md\nb.md\n");
+
+    // A file into a DEST ending in / lands at DEST/<name>; several SRCs merge, the later wins.
+    let note = env.write("note.md", "note\n");
+    env.run(&["ingest", "rules/d/", note.to_str().unwrap()]).ok();
+    assert_eq!(
+        env.run(&["ls", "rules/d/"]).ok().stdout,
+        "a.md\nb.md\nnote.md\n",
+        "a file SRC does not replace siblings"
+    );
+    env.run(&["ingest", "rules/e/", v1.to_str().unwrap(), v2.to_str().unwrap()]).ok();
+    assert_eq!(env.run(&["cat", "rules/e/a.md"]).ok().stdout, "a2\n");
+    assert_eq!(env.run(&["cat", "rules/e/b.md"]).ok().stdout, "b1\n");
+
+    let out = env.run_stdin(&["ingest", "chat/runs/1.jsonl", "-"], b"{\"turn\":1}\n").ok();
+    assert!(out.stdout.starts_with("Ingested chat/runs/1.jsonl into chat@g1"), "{}", out.stdout);
+    assert_eq!(env.run(&["cat", "chat/runs/1.jsonl"]).ok().stdout, "{\"turn\":1}\n");
+    let err = env.run_stdin(&["ingest", "chat/runs/", "-"], b"x").expect(2).stderr;
+    assert!(err.contains("standard input has no file name"), "{err}");
+    env.run(&["verify"]).ok();
+}
+
+#[test]
+fn log_show_ls_and_cat_read_the_history() {
+    let env = TestEnv::new();
+    let src = fixed_tree(&env);
+    env.run(&["ingest", "rules/team/", src.to_str().unwrap(), "-m", "first"]).ok();
+    env.write("fixed/python/style.md", "# Style\n\nUse ruff.\n");
+    env.run(&["ingest", "rules/team/", src.to_str().unwrap(), "-m", "ruff"]).ok();
+    env.run(&["rm", "rules/team/README.md"]).ok();
+
+    insta::assert_snapshot!(env.run(&["log"]).ok().stdout, @"
+    rules@g3 sha256:7f9ff59d3ded3afa66560aacdecc977551396651ccc2897bbe4ddc72e37af61f 2026-01-01T00:00:00Z
+        D rules/team/README.md
+    rules@g2 sha256:da5de0a8fd8bfac4512ea6a9e99c8719a5524c6801acbc681ecf4e25f79ef373 2026-01-01T00:00:00Z  ruff
+        M rules/team/python/style.md
+    rules@g1 sha256:8472cd4e7bca79119415f879446d59cf7a27aa9eaa8bf4d3b421a6038b4d2f78 2026-01-01T00:00:00Z  first
+        A rules/team/README.md
+        A rules/team/python/style.md
+        A rules/team/python/web/http.md
+    ");
+    let by_path = env.run(&["log", "rules/team/python/style.md"]).ok().stdout;
+    assert_eq!(by_path.lines().filter(|l| l.starts_with("rules@")).count(), 2, "{by_path}");
+
+    let g2 =
+        env.run(&["--json", "log", "rules"]).ok().json()[1]["generation"]["id"].as_str().unwrap().to_string();
+    let shown = env.run(&["show", &g2[7..20]]).ok().stdout;
+    assert!(shown.contains("seq:     2") && shown.contains("message: ruff"), "{shown}");
+    let tree = env.run(&["--json", "show", &g2]).ok().json()["root"].as_str().unwrap().to_string();
+    let listing = env.run(&["show", &tree]).ok().stdout;
+    assert!(
+        listing.starts_with(&format!("tree {tree}\ntree sha256:")) && listing.ends_with(" team/\n"),
+        "{listing}"
+    );
+    assert_eq!(
+        env.run(&["cat", &format!("rules/team/python/style.md@{}", &g2[7..19])]).ok().stdout,
+        "# Style\n\nUse ruff.\n"
+    );
+    assert_eq!(env.run(&["cat", "rules/team/python/style.md@g1"]).ok().stdout, "# Style\n\nUse black.\n");
+
+    let err = env.run(&["show", "0123"]).expect(2).stderr;
+    assert!(err.contains("is not an id or id prefix"), "{err}");
+    let err = env.run(&["show", "ffffffffff"]).expect(2).stderr;
+    assert!(err.contains("no object in the store has an id starting with ffffffffff"), "{err}");
+    let err = env.run(&["cat", "rules/team/python/"]).expect(2).stderr;
+    assert!(err.contains("`rules/team/python/` is a directory"), "{err}");
+    let err = env.run(&["cat", "rules/team/python/style.md@g9"]).expect(2).stderr;
+    assert!(err.contains("`rules` has no generation g9"), "{err}");
+    let err = env.run(&["ls", "docs/"]).expect(2).stderr;
+    assert!(err.contains("`docs` has no generations in this store yet"), "{err}");
+}
+
+#[test]
+fn concurrent_writers_each_get_their_own_generation() {
+    let env = TestEnv::new();
+    for i in 0..6 {
+        env.write(&format!("f{i}.md"), &format!("{i}\n"));
+    }
+    let children: Vec<_> = (0..6)
+        .map(|i| {
+            env.command()
+                .args([
+                    "ingest",
+                    &format!("rules/c/f{i}.md"),
+                    env.project.join(format!("f{i}.md")).to_str().unwrap(),
+                ])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let log = env.run(&["--json", "log", "rules"]).ok().json();
+    assert_eq!(log.as_array().unwrap().len(), 6, "no lost update");
+    assert_eq!(env.run(&["ls", "rules/c/"]).ok().stdout.lines().count(), 6);
+    env.run(&["verify"]).ok();
+}
+
+#[test]
+fn a_large_file_streams_into_one_blob() {
+    let env = TestEnv::new();
+    let big = env.root.join("big.bin");
+    let chunk: Vec<u8> = (0..=255u8).cycle().take(1 << 20).collect();
+    {
+        use std::io::Write;
+        let mut f = fs::File::create(&big).unwrap();
+        for _ in 0..9 {
+            f.write_all(&chunk).unwrap();
+        }
+    }
+    let out = env.run(&["--json", "ingest", "docs/big.bin", big.to_str().unwrap()]).ok().json();
+    assert_eq!(out["written"]["blob_bytes"], 9 << 20);
+    let expected = {
+        use sha2::Digest;
+        format!("sha256:{}", hex::encode(sha2::Sha256::digest(fs::read(&big).unwrap())))
+    };
+    assert_eq!(env.run(&["--json", "ls", "docs/big.bin"]).ok().json()["entries"][0]["id"], expected.as_str());
+    let blob_mode = fs::metadata(env.store.join("latest/docs/big.bin")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(blob_mode, 0o444);
+    write_file(&env.root.join("unused"), b"");
+}
