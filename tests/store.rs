@@ -455,3 +455,49 @@ fn a_large_file_streams_into_one_blob() {
     assert_eq!(blob_mode, 0o444);
     write_file(&env.root.join("unused"), b"");
 }
+
+#[test]
+fn latest_is_refreshed_in_place_for_changed_paths_only() {
+    use std::os::unix::fs::MetadataExt;
+    let env = TestEnv::new();
+    env.write("src/a/x.md", "1\n");
+    env.write("src/b/deep/y.md", "y\n");
+    let src = env.project.join("src");
+    let ino = |p: &str| fs::metadata(env.store.join("latest/rules").join(p)).unwrap().ino();
+    env.run(&["ingest", "rules/", src.to_str().unwrap()]).ok();
+    let (g1_root, g1_b) = (ino(""), ino("b/deep"));
+    for v in ["2\n", "3\n"] {
+        env.write("src/a/x.md", v);
+        env.run(&["ingest", "rules/", src.to_str().unwrap()]).ok();
+    }
+    // The two checkouts take turns: at g3 the live one is the directory that showed g1, updated
+    // in place. Its untouched subtree is the same directory, not a rebuilt copy.
+    assert_eq!(ino(""), g1_root);
+    assert_eq!(ino("b/deep"), g1_b);
+    assert_eq!(fs::read_to_string(env.store.join("latest/rules/a/x.md")).unwrap(), "3\n");
+    let mode = |p: &str| fs::metadata(env.store.join("latest/rules").join(p)).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode("a"), mode("a/x.md")), (0o555, 0o444), "read-only checkout");
+    env.run(&["verify"]).ok();
+}
+
+#[test]
+fn global_flags_directory_and_default_store_location() {
+    let env = TestEnv::new();
+    env.write("sub/rules/a.md", "a\n");
+    // -C runs as if started in DIR, so a relative SRC is found there.
+    let xdg = env.root.join("xdg");
+    let out = env.run_cmd(
+        env.command()
+            .env_remove("MEMORIX_STORE")
+            .env("XDG_DATA_HOME", &xdg)
+            .args(["-C", "sub", "ingest", "rules/a.md", "rules/a.md"]),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(xdg.join("memorix/store/VERSION").is_file(), "the XDG default store was created");
+    let other = env.root.join("other-store");
+    env.run(&["--store", other.to_str().unwrap(), "ingest", "rules/b.md", "sub/rules/a.md"]).ok();
+    assert!(other.join("refs/rules/latest").is_file());
+    assert!(!env.store.exists(), "--store wins over MEMORIX_STORE");
+    let bash = env.run(&["completions", "bash"]).ok().stdout;
+    assert!(bash.contains("memorix") && bash.contains("ingest"));
+}
