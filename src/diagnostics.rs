@@ -19,6 +19,10 @@ pub enum Error {
     #[diagnostic(transparent)]
     Locator(#[from] LocatorError),
 
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Manifest(Box<crate::manifest::ManifestError>),
+
     #[error("could not {action} {}: {source}", path.display())]
     #[diagnostic(code(memorix::io), help("{}", io_help(source)))]
     Io { action: &'static str, path: PathBuf, source: io::Error },
@@ -138,6 +142,54 @@ pub enum Error {
     #[error("could not walk {}: {message}", path.display())]
     #[diagnostic(code(memorix::ingest::walk), help("check permissions and symlinks under the source"))]
     Walk { path: PathBuf, message: String },
+
+    #[error("two files claim `{path}`: {first} and {second}, and no rule decides between them")]
+    #[diagnostic(
+        code(memorix::conflict::ambiguous),
+        help("settle it in memorix.toml:\n\n    [overrides]\n    \"{path}\" = \"{first}\"")
+    )]
+    AmbiguousConflict { path: String, first: String, second: String },
+
+    #[error("the override for `{path}` names {named}, which is not a candidate there")]
+    #[diagnostic(code(memorix::conflict::bad_override), help("the candidates at `{path}` are: {}", candidates.join(", ")))]
+    OverrideNotCandidate { path: String, named: String, candidates: Vec<String> },
+
+    #[error("the override for `{path}` matches no file in the environment")]
+    #[diagnostic(
+        code(memorix::conflict::override_unused),
+        help("fix the path in [overrides], or remove the entry")
+    )]
+    OverrideUnused { path: String },
+
+    #[error("mount `{mount}`: `{path}` is a file ({file}) and a directory ({dir})")]
+    #[diagnostic(
+        code(memorix::conflict::file_and_directory),
+        help("exclude one of them with `exclude = [...]` in the mount")
+    )]
+    FileDirClash { mount: String, path: String, file: String, dir: String },
+
+    #[error("{}:{line}: memorix.lock is not a valid lock: {message}", path.display())]
+    #[diagnostic(
+        code(memorix::lock::corrupt),
+        help("memorix.lock is generated: delete it and run `memorix lock` to write it again")
+    )]
+    LockCorrupt { path: PathBuf, line: usize, message: String },
+
+    #[error("{} has lock format version {found}; this memorix writes version 1", path.display())]
+    #[diagnostic(
+        code(memorix::lock::version),
+        help("upgrade memorix, or delete the lock and run `memorix lock`")
+    )]
+    LockVersion { path: PathBuf, found: u32 },
+
+    #[error("memorix.toml has a dependency cycle: {cycle}")]
+    #[diagnostic(
+        code(memorix::resolve::cycle),
+        help(
+            "a [sources] folder inside the memory directory would feed a build its own output; move the folder out"
+        )
+    )]
+    Cycle { cycle: String },
 
     #[error("{message}")]
     #[diagnostic(code(memorix::usage))]

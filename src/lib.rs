@@ -5,8 +5,14 @@
 //! renders.
 
 pub mod cli;
+pub mod deliver;
 pub mod diagnostics;
 pub mod locator;
+pub mod lock;
+pub mod manifest;
 pub mod ops;
+pub mod profile;
+pub mod resolve;
 pub mod source;
 pub mod store;
+pub mod view;

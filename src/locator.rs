@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
+use miette::{Diagnostic, LabeledSpan, SourceCode};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::store::id::IdPrefix;
@@ -31,6 +31,15 @@ impl Kind {
 
     pub fn parse(s: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Trust order for conflicts across kinds: rules > docs > chat.
+    pub fn trust(self) -> u8 {
+        match self {
+            Kind::Rules => 3,
+            Kind::Docs => 2,
+            Kind::Chat => 1,
+        }
     }
 }
 
@@ -366,9 +375,21 @@ impl Diagnostic for LocatorError {
 }
 
 impl LocatorError {
-    /// Re-labels the error with a named source, e.g. for a locator inside a manifest.
-    pub fn named(&self, name: &str) -> NamedSource<String> {
-        NamedSource::new(name, self.input.clone())
+    /// The blamed span shifted to where the locator text starts in a larger file.
+    pub fn span_in(&self, offset: usize) -> std::ops::Range<usize> {
+        offset + self.span.0..offset + self.span.0 + self.span.1
+    }
+
+    pub fn problem_code(&self) -> &'static str {
+        self.problem.code()
+    }
+
+    pub fn problem_label(&self) -> String {
+        self.problem.message()
+    }
+
+    pub fn problem_help(&self) -> String {
+        self.problem.help()
     }
 }
 

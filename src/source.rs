@@ -9,7 +9,15 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Name, NameProblem, StorePath};
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::locator::{Locator, Name, NameProblem, StorePath};
+use crate::store::Id;
+use crate::store::blob::hash_file;
+use crate::store::edit::Dir;
+use crate::store::tree::{EntryKind, Tree};
 
 /// One file found in a source: where it goes (relative to the source root) and where it is.
 #[derive(Debug, Clone)]
@@ -24,6 +32,91 @@ pub enum Scanned {
     Stdin,
     File(PathBuf),
     Dir(Vec<SourceFile>),
+}
+
+/// How the sources land at DEST.
+#[derive(Debug)]
+pub enum Layout {
+    /// One file at DEST itself.
+    File(PathBuf),
+    Stdin,
+    /// A directory: the files at DEST/<rel>, replacing DEST unless only files were given.
+    Tree {
+        files: Vec<(StorePath, PathBuf)>,
+        replaces: bool,
+    },
+}
+
+/// Checks the destination and scans every source before the store is touched.
+pub fn layout(dest: &Locator, sources: &[PathBuf]) -> Result<Layout> {
+    if sources.is_empty() {
+        return Err(Error::usage(
+            "nothing to ingest",
+            Some("name at least one SRC (a file, a directory, or - for standard input)".into()),
+        ));
+    }
+    let mut scanned = sources.iter().map(|s| scan(s)).collect::<Result<Vec<_>>>()?;
+    // One file (or stdin) into a DEST without trailing slash lands at DEST itself.
+    if !dest.subtree && scanned.len() == 1 && !matches!(scanned[0], Scanned::Dir(_)) {
+        return Ok(match scanned.pop().expect("one source") {
+            Scanned::File(p) => Layout::File(p),
+            _ => Layout::Stdin,
+        });
+    }
+    let mut files = Vec::new();
+    let mut replaces = false;
+    for s in scanned {
+        match s {
+            Scanned::Stdin => {
+                return Err(Error::usage(
+                    "standard input has no file name to place inside a directory",
+                    Some(format!("name the file in DEST, e.g. `memorix ingest {}notes.md -`", dest.place())),
+                ));
+            }
+            Scanned::File(p) => {
+                let name = file_name(&p)?;
+                files.push((StorePath::root().join(&name), p));
+            }
+            Scanned::Dir(found) => {
+                replaces = true;
+                files.extend(found.into_iter().map(|f| (f.rel, f.abs)));
+            }
+        }
+    }
+    Ok(Layout::Tree { files, replaces })
+}
+
+/// A source's content hashed in memory, without writing: for checking a lock.
+pub struct Snapshot {
+    pub kind: EntryKind,
+    pub id: Id,
+    pub trees: HashMap<Id, Tree>,
+}
+
+/// Hashes what `layout` would ingest (stdin excluded), computing tree ids in memory.
+pub fn snapshot(layout: Layout) -> Result<Snapshot> {
+    let mut trees = HashMap::new();
+    let (kind, id) = match layout {
+        Layout::Stdin => return Err(Error::usage("standard input cannot be a project source", None)),
+        Layout::File(p) => (EntryKind::Blob, hash_file(&p).map_err(Error::io("read", &p))?),
+        Layout::Tree { files, .. } => {
+            let ids = files
+                .par_iter()
+                .map(|(_, abs)| hash_file(abs).map_err(Error::io("read", abs)))
+                .collect::<Result<Vec<Id>>>()?;
+            let mut dir = Dir::default();
+            for ((rel, _), id) in files.iter().zip(ids) {
+                dir.insert_blob(rel, id);
+            }
+            let root = dir.build(&mut |t: &Tree| {
+                let id = t.id();
+                trees.insert(id, t.clone());
+                Ok(id)
+            })?;
+            (EntryKind::Tree, root.unwrap_or_else(Tree::empty_id))
+        }
+    };
+    Ok(Snapshot { kind, id, trees })
 }
 
 /// Scans one source argument (`-` is standard input).

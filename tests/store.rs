@@ -475,7 +475,8 @@ fn latest_is_refreshed_in_place_for_changed_paths_only() {
     assert_eq!(ino(""), g1_root);
     assert_eq!(ino("b/deep"), g1_b);
     assert_eq!(fs::read_to_string(env.store.join("latest/rules/a/x.md")).unwrap(), "3\n");
-    let mode = |p: &str| fs::metadata(env.store.join("latest/rules").join(p)).unwrap().permissions().mode() & 0o777;
+    let mode =
+        |p: &str| fs::metadata(env.store.join("latest/rules").join(p)).unwrap().permissions().mode() & 0o777;
     assert_eq!((mode("a"), mode("a/x.md")), (0o555, 0o444), "read-only checkout");
     env.run(&["verify"]).ok();
 }
@@ -486,12 +487,13 @@ fn global_flags_directory_and_default_store_location() {
     env.write("sub/rules/a.md", "a\n");
     // -C runs as if started in DIR, so a relative SRC is found there.
     let xdg = env.root.join("xdg");
-    let out = env.run_cmd(
-        env.command()
-            .env_remove("MEMORIX_STORE")
-            .env("XDG_DATA_HOME", &xdg)
-            .args(["-C", "sub", "ingest", "rules/a.md", "rules/a.md"]),
-    );
+    let out = env.run_cmd(env.command().env_remove("MEMORIX_STORE").env("XDG_DATA_HOME", &xdg).args([
+        "-C",
+        "sub",
+        "ingest",
+        "rules/a.md",
+        "rules/a.md",
+    ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(xdg.join("memorix/store/VERSION").is_file(), "the XDG default store was created");
     let other = env.root.join("other-store");

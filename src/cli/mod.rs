@@ -1,8 +1,13 @@
 //! The command line: clap definitions, dispatch, and rendering. No logic lives here.
 
+mod build;
 mod cat;
 mod completions;
+mod explain;
+mod graph;
 mod ingest;
+mod init;
+mod lock;
 mod log;
 mod ls;
 mod render;
@@ -57,6 +62,11 @@ enum ColorChoice {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Init(init::Args),
+    Build(build::Args),
+    Lock(lock::Args),
+    Graph(graph::Args),
+    Explain(explain::Args),
     Ingest(ingest::Args),
     Rm(rm::Args),
     Ls(ls::Args),
@@ -112,6 +122,11 @@ fn dispatch(cli: Cli) -> Result<u8> {
         progress: Progress { enabled: std::io::stderr().is_terminal() },
     };
     match cli.command {
+        Command::Init(a) => init::run(&ctx, a),
+        Command::Build(a) => build::run(&ctx, a),
+        Command::Lock(a) => lock::run(&ctx, a),
+        Command::Graph(a) => graph::run(&ctx, a),
+        Command::Explain(a) => explain::run(&ctx, a),
         Command::Ingest(a) => ingest::run(&ctx, a),
         Command::Rm(a) => rm::run(&ctx, a),
         Command::Ls(a) => ls::run(&ctx, a),

@@ -54,6 +54,30 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
                 writeln!(s, "message: {m}").expect("writing to a string");
             }
         }
+        Shown::Derivation { id, record } => {
+            writeln!(s, "derivation {id}").expect("writing to a string");
+            for p in &record.provenance {
+                writeln!(s, "locator  {} -> {} {}", p.locator, p.kind.as_str(), p.id)
+                    .expect("writing to a string");
+            }
+            for (path, origin, _) in &record.origins {
+                writeln!(s, "file     {path} <- {origin}").expect("writing to a string");
+            }
+            for d in &record.decisions {
+                writeln!(s, "decided  {}: {} over {} ({})", d.path, d.winner, d.loser, d.rule_name())
+                    .expect("writing to a string");
+            }
+        }
+        Shown::Environment { id, record } => {
+            writeln!(s, "environment {id}").expect("writing to a string");
+            for (mount, drv) in &record.mounts {
+                writeln!(s, "mount    {mount}/ -> derivation {drv}").expect("writing to a string");
+            }
+            for d in &record.decisions {
+                writeln!(s, "decided  {}: mount {} over {} ({})", d.path, d.winner, d.loser, d.rule_name())
+                    .expect("writing to a string");
+            }
+        }
     }
     render::text(&s)?;
     Ok(0)

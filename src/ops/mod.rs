@@ -1,14 +1,21 @@
 //! One function per user operation. Each takes typed inputs and returns a typed result that
 //! the CLI renders (or a test inspects).
 
+pub mod build;
 pub mod cat;
+pub mod explain;
+pub mod graph;
 pub mod ingest;
+pub mod init;
+pub mod lock;
 pub mod log;
 pub mod ls;
+pub mod project;
 pub mod rm;
 pub mod show;
 pub mod verify;
 
+use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::diagnostics::Result;
@@ -20,6 +27,22 @@ use crate::store::{Id, Writer};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Progress {
     pub enabled: bool,
+}
+
+impl Progress {
+    pub fn bar(&self, len: u64, what: &'static str) -> ProgressBar {
+        if !self.enabled {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::new(len);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} files ({eta})")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(what);
+        bar
+    }
 }
 
 /// A generation as commands report it.

@@ -11,6 +11,8 @@ use crate::locator::Kind;
 use crate::store::generation::Generation;
 use crate::store::tree::EntryKind;
 use crate::store::{Id, IdPrefix, Store};
+use crate::view::derivation::DerivationRecord;
+use crate::view::environment::EnvironmentRecord;
 
 #[derive(Debug, Serialize)]
 pub struct ShownEntry {
@@ -38,18 +40,34 @@ pub enum Shown {
         #[serde(flatten)]
         generation: Generation,
     },
+    Derivation {
+        id: Id,
+        #[serde(flatten)]
+        record: DerivationRecord,
+    },
+    Environment {
+        id: Id,
+        #[serde(flatten)]
+        record: EnvironmentRecord,
+    },
 }
 
 enum Candidate {
     Blob(Id),
     Tree(Id),
     Generation(Kind, Id),
+    Derivation(Id),
+    Environment(Id),
 }
 
 impl Candidate {
     fn id(&self) -> Id {
         match self {
-            Candidate::Blob(id) | Candidate::Tree(id) | Candidate::Generation(_, id) => *id,
+            Candidate::Blob(id)
+            | Candidate::Tree(id)
+            | Candidate::Generation(_, id)
+            | Candidate::Derivation(id)
+            | Candidate::Environment(id) => *id,
         }
     }
 }
@@ -64,6 +82,12 @@ pub fn show(store_root: &Path, id_text: &str) -> Result<Shown> {
     }
     for id in ids_in(&store.root().join("trees").join(fan), &prefix, ".json")? {
         found.push(Candidate::Tree(id));
+    }
+    for id in ids_in(&store.root().join("derivations").join(fan), &prefix, "")? {
+        found.push(Candidate::Derivation(id));
+    }
+    for id in ids_in(&store.root().join("environments").join(fan), &prefix, "")? {
+        found.push(Candidate::Environment(id));
     }
     for kind in Kind::ALL {
         for id in store.generations_matching(kind, &prefix)? {
@@ -97,6 +121,8 @@ pub fn show(store_root: &Path, id_text: &str) -> Result<Shown> {
         Candidate::Generation(kind, id) => {
             Shown::Generation { id, generation: store.read_generation(kind, &id)? }
         }
+        Candidate::Derivation(id) => Shown::Derivation { id, record: store.read_derivation(&id)? },
+        Candidate::Environment(id) => Shown::Environment { id, record: store.read_environment(&id)? },
     })
 }
 

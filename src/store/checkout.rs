@@ -87,7 +87,7 @@ impl Writer<'_> {
         match spare_tree {
             Some(tree) => apply_diff(store, &spare, Some(&tree), root)?,
             None => {
-                remove_checkout(&spare)?;
+                remove_readonly_tree(&spare)?;
                 fs::create_dir(&spare).map_err(Error::io("create directory", &spare))?;
                 apply_diff(store, &spare, None, root)?;
             }
@@ -113,7 +113,7 @@ impl Writer<'_> {
         if fs::symlink_metadata(&spare).is_err() {
             rename(&old, &spare)?;
         } else {
-            remove_checkout(&old)?;
+            remove_readonly_tree(&old)?;
         }
         Ok(())
     }
@@ -127,30 +127,48 @@ fn rename(from: &Path, to: &Path) -> Result<()> {
     fs::rename(from, to).map_err(Error::io("rename", from))
 }
 
-/// Exchanges the live and spare checkouts atomically (two renames where the file system cannot).
+/// Exchanges the live and spare checkouts.
 fn swap(latest: &Path, spare: &Path) -> Result<()> {
-    fsutil::set_mode(latest, DIR_MODE_RW)?;
-    fsutil::set_mode(spare, DIR_MODE_RW)?;
-    match rustix::fs::renameat_with(CWD, latest, CWD, spare, RenameFlags::EXCHANGE) {
-        Ok(()) => {}
-        Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {
-            let old = parked(spare);
-            rename(latest, &old)?;
-            rename(spare, latest)?;
-            rename(&old, spare)?;
-        }
-        Err(e) => return Err(Error::io("swap in", latest)(e.into())),
-    }
-    fsutil::set_mode(latest, DIR_MODE_RO)?;
-    fsutil::set_mode(spare, DIR_MODE_RO)?;
-    let parent = latest.parent().expect("checkouts live in a directory");
-    fsutil::sync_dir(parent)
+    exchange(latest, spare, &parked(spare))
 }
 
-/// Removes a checkout whose directories are read-only.
-fn remove_checkout(dir: &Path) -> Result<()> {
-    if fs::symlink_metadata(dir).is_err() {
-        return Ok(());
+/// Swaps two read-only trees atomically with `renameat2(RENAME_EXCHANGE)`: afterwards `live`
+/// holds what `staged` held and `staged` the old live tree. Where the file system cannot
+/// exchange, three renames through `parked`. A missing `live` is simply renamed into place.
+pub(crate) fn exchange(live: &Path, staged: &Path, parked: &Path) -> Result<()> {
+    // Moving a directory to another parent rewrites its `..`, which needs write permission.
+    fsutil::set_mode(staged, DIR_MODE_RW)?;
+    if fs::symlink_metadata(live).is_err() {
+        rename(staged, live)?;
+    } else {
+        let live_is_dir = fs::symlink_metadata(live).is_ok_and(|m| m.is_dir());
+        if live_is_dir {
+            fsutil::set_mode(live, DIR_MODE_RW)?;
+        }
+        match rustix::fs::renameat_with(CWD, live, CWD, staged, RenameFlags::EXCHANGE) {
+            Ok(()) => {}
+            Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {
+                rename(live, parked)?;
+                rename(staged, live)?;
+                rename(parked, staged)?;
+            }
+            Err(e) => return Err(Error::io("swap in", live)(e.into())),
+        }
+        if live_is_dir {
+            fsutil::set_mode(staged, DIR_MODE_RO)?;
+        }
+    }
+    fsutil::set_mode(live, DIR_MODE_RO)?;
+    fsutil::sync_dir(live.parent().expect("a tree lives in a directory"))
+}
+
+/// Removes a tree whose directories are read-only (a checkout, a staged object, an old
+/// `.memory/`). A symlink or file in its place is removed, never followed.
+pub(crate) fn remove_readonly_tree(dir: &Path) -> Result<()> {
+    match fs::symlink_metadata(dir) {
+        Err(_) => return Ok(()),
+        Ok(m) if !m.is_dir() => return fs::remove_file(dir).map_err(Error::io("remove", dir)),
+        Ok(_) => {}
     }
     for entry in walkdir(dir)? {
         if entry.1 {
@@ -265,6 +283,29 @@ fn parent_of(path: &StorePath) -> StorePath {
 
 fn is_empty_dir(d: &Path) -> bool {
     fs::read_dir(d).map(|mut it| it.next().is_none()).unwrap_or(false)
+}
+
+/// Fills the directory `root` with hardlinks to the blobs of `files` (relative paths), then
+/// makes every directory read-only.
+pub(crate) fn link_tree(store: &Store, root: &Path, files: &[(String, Id)]) -> Result<()> {
+    fill_tree(root, files, &|blob, dest| link_blob(store, blob, dest))
+}
+
+/// Fills the directory `root`, placing each file with `place(blob, dest)`, then makes every
+/// directory read-only.
+pub(crate) fn fill_tree(
+    root: &Path,
+    files: &[(String, Id)],
+    place: &dyn Fn(&Id, &Path) -> Result<()>,
+) -> Result<()> {
+    let mut unlocked = Unlocked { dirs: BTreeSet::new() };
+    unlocked.open(root)?;
+    for (path, blob) in files {
+        let rel = StorePath::new(path).expect("tree paths are validated");
+        unlocked.ensure_dir(root, &parent_of(&rel))?;
+        place(blob, &root.join(path))?;
+    }
+    unlocked.close()
 }
 
 /// Hardlinks a blob into a checkout; copies when the file system refuses another link.

@@ -132,8 +132,7 @@ impl<'s> TreeEditor<'s> {
 
     /// Writes every changed directory bottom-up and returns the new root tree id.
     pub fn write(self, writer: &Writer) -> Result<Id> {
-        let root = write_dir(self.root, writer)?;
-        match root {
+        match self.root.build(&mut |t| writer.put_tree(t))? {
             Some(id) => Ok(id),
             None => writer.put_tree(&Tree::default()),
         }
@@ -177,23 +176,26 @@ fn merge_into(store: &Store, target: &mut Dir, incoming: Dir) -> Result<()> {
     Ok(())
 }
 
-/// Writes a directory's changed subdirectories, then the directory; `None` when empty (empty
-/// directories are not stored).
-fn write_dir(dir: Dir, writer: &Writer) -> Result<Option<Id>> {
-    let mut entries = Vec::with_capacity(dir.entries.len());
-    for (name, slot) in dir.entries {
-        let (kind, id) = match slot {
-            Slot::Blob(id) => (EntryKind::Blob, id),
-            Slot::Tree(id) => (EntryKind::Tree, id),
-            Slot::Dir(d) => match write_dir(d, writer)? {
-                Some(id) => (EntryKind::Tree, id),
-                None => continue,
-            },
-        };
-        entries.push(Entry { name, kind, id });
+impl Dir {
+    /// Hands every changed directory to `sink` bottom-up (which stores it, or keeps it in
+    /// memory) and returns the directory's tree id; `None` when empty (empty directories are
+    /// not stored).
+    pub fn build(self, sink: &mut dyn FnMut(&Tree) -> Result<Id>) -> Result<Option<Id>> {
+        let mut entries = Vec::with_capacity(self.entries.len());
+        for (name, slot) in self.entries {
+            let (kind, id) = match slot {
+                Slot::Blob(id) => (EntryKind::Blob, id),
+                Slot::Tree(id) => (EntryKind::Tree, id),
+                Slot::Dir(d) => match d.build(sink)? {
+                    Some(id) => (EntryKind::Tree, id),
+                    None => continue,
+                },
+            };
+            entries.push(Entry { name, kind, id });
+        }
+        if entries.is_empty() {
+            return Ok(None);
+        }
+        sink(&Tree::new(entries)).map(Some)
     }
-    if entries.is_empty() {
-        return Ok(None);
-    }
-    writer.put_tree(&Tree::new(entries)).map(Some)
 }

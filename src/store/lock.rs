@@ -55,7 +55,7 @@ impl Store {
 }
 
 /// Takes `<root>/lock` exclusively, waiting (and saying so) while another process holds it.
-pub(super) fn lock_exclusive(root: &Path) -> Result<File> {
+pub(crate) fn lock_exclusive(root: &Path) -> Result<File> {
     let path = root.join("lock");
     let file = OpenOptions::new()
         .create(true)

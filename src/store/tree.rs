@@ -114,6 +114,59 @@ impl Tree {
     }
 }
 
+/// Where trees are read from: the Store, or the Store plus trees computed in memory.
+pub trait TreeSource {
+    fn tree(&self, id: &Id) -> Result<Tree>;
+}
+
+impl TreeSource for Store {
+    fn tree(&self, id: &Id) -> Result<Tree> {
+        self.read_tree(id)
+    }
+}
+
+/// Trees computed in memory (a source folder hashed without writing), over an optional Store.
+pub struct Overlay<'s> {
+    pub store: Option<&'s Store>,
+    pub trees: std::collections::HashMap<Id, Tree>,
+}
+
+impl TreeSource for Overlay<'_> {
+    fn tree(&self, id: &Id) -> Result<Tree> {
+        if let Some(t) = self.trees.get(id) {
+            return Ok(t.clone());
+        }
+        match self.store {
+            Some(s) => s.read_tree(id),
+            None if *id == Tree::empty_id() => Ok(Tree::default()),
+            None => Err(Error::MissingObject { what: "tree", id: *id }),
+        }
+    }
+}
+
+/// Every file under tree `root`, as (path relative to `root`, blob id), in tree order.
+pub fn walk_files(trees: &dyn TreeSource, root: &Id) -> Result<Vec<(StorePath, Id)>> {
+    let mut out = Vec::new();
+    walk_into(trees, root, &StorePath::root(), &mut out)?;
+    Ok(out)
+}
+
+fn walk_into(
+    trees: &dyn TreeSource,
+    id: &Id,
+    base: &StorePath,
+    out: &mut Vec<(StorePath, Id)>,
+) -> Result<()> {
+    for e in trees.tree(id)?.entries() {
+        let path = base.join(&e.name);
+        match e.kind {
+            EntryKind::Blob => out.push((path, e.id)),
+            EntryKind::Tree => walk_into(trees, &e.id, &path, out)?,
+        }
+    }
+    Ok(())
+}
+
 impl Store {
     pub fn has_tree(&self, id: &Id) -> bool {
         *id == Tree::empty_id() || fs::symlink_metadata(self.tree_path(id)).is_ok()
@@ -150,22 +203,8 @@ impl Store {
         Ok(Some(current))
     }
 
-    /// Every file under the tree `root`, as (path relative to `root`, blob id), sorted.
     pub fn walk_files(&self, root: &Id) -> Result<Vec<(StorePath, Id)>> {
-        let mut out = Vec::new();
-        self.walk_into(root, &StorePath::root(), &mut out)?;
-        Ok(out)
-    }
-
-    fn walk_into(&self, id: &Id, base: &StorePath, out: &mut Vec<(StorePath, Id)>) -> Result<()> {
-        for e in self.read_tree(id)?.entries() {
-            let path = base.join(&e.name);
-            match e.kind {
-                EntryKind::Blob => out.push((path, e.id)),
-                EntryKind::Tree => self.walk_into(&e.id, &path, out)?,
-            }
-        }
-        Ok(())
+        walk_files(self, root)
     }
 }
 

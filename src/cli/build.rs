@@ -1,0 +1,64 @@
+use std::fmt::Write;
+
+use super::{Context, render};
+use crate::diagnostics::Result;
+use crate::ops::build::{BuildRequest, build};
+
+/// Build the project's memory: lock, realise in the Store, activate .memory/
+///
+/// Resolves memorix.toml into memorix.lock when needed, ingests [sources], stores each mount's
+/// derivation and the environment, records a profile binding and places the files in the
+/// memory directory as read-only copies, swapped in atomically. Does nothing when the memory
+/// directory already shows the locked environment.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Materialise exactly memorix.lock; exit 1 without changing anything when it is stale
+    #[arg(long)]
+    locked: bool,
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<u8> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let outcome = build(&cwd, &ctx.store, &BuildRequest { locked: args.locked }, &ctx.progress)?;
+    if ctx.json {
+        render::json(&outcome)?;
+        return Ok(if outcome.refused.is_some() { 1 } else { 0 });
+    }
+    let mut s = String::new();
+    if let Some(report) = &outcome.refused {
+        writeln!(s, "memorix.lock is stale; --locked refuses to change it:").expect("writing to a string");
+        for p in &report.problems {
+            writeln!(s, "  - {p}").expect("writing to a string");
+        }
+        writeln!(s, "Run `memorix lock` (or `memorix build`) to update it.").expect("writing to a string");
+        render::text(&s)?;
+        return Ok(1);
+    }
+    let env = outcome.environment.expect("a build that was not refused has an environment");
+    if outcome.lock_written {
+        writeln!(s, "Wrote memorix.lock").expect("writing to a string");
+    }
+    match &outcome.activated {
+        None => writeln!(
+            s,
+            "Nothing to do: .memory/ already shows environment {} (profile generation {})",
+            env.short(),
+            outcome.generation.unwrap_or_default()
+        )
+        .expect("writing to a string"),
+        Some(a) => {
+            let new = outcome.derivations.iter().filter(|d| d.new).count();
+            writeln!(
+                s,
+                "Built environment {} ({} mounts, {new} new derivations)",
+                env.short(),
+                outcome.derivations.len()
+            )
+            .expect("writing to a string");
+            writeln!(s, "Activated {}/ at profile generation {}: {} files", a.memory, a.generation, a.files)
+                .expect("writing to a string");
+        }
+    }
+    render::text(&s)?;
+    Ok(0)
+}

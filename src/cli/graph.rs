@@ -1,0 +1,29 @@
+use super::{Context, render};
+use crate::diagnostics::Result;
+use crate::ops::graph::{Format, graph};
+
+/// Print the manifest's dependency graph (sources -> locators -> mounts -> environment)
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+    format: GraphFormat,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum GraphFormat {
+    /// Graphviz (`memorix graph | dot -Tsvg > graph.svg`)
+    Dot,
+    /// Mermaid flowchart (renders in GitHub Markdown)
+    Mermaid,
+}
+
+pub fn run(_ctx: &Context, args: Args) -> Result<u8> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let format = match args.format {
+        GraphFormat::Dot => Format::Dot,
+        GraphFormat::Mermaid => Format::Mermaid,
+    };
+    render::text(&graph(&cwd, format)?)?;
+    Ok(0)
+}

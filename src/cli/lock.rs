@@ -1,0 +1,56 @@
+use std::fmt::Write;
+
+use super::{Context, render};
+use crate::diagnostics::Result;
+use crate::ops::lock::{check, lock};
+
+/// Resolve memorix.toml into memorix.lock
+///
+/// Sticky like Cargo.lock: only mounts that are new or whose select/include/exclude/overrides
+/// or [sources] changed are resolved again; the others keep their locked content. The file is
+/// rewritten only when its text changes. A lock with git merge-conflict markers is healed.
+///
+/// With --check nothing is written: exit 0 when the lock matches memorix.toml and every id
+/// recomputes from the Store, exit 1 with the reason otherwise (for CI).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Check that memorix.lock is current instead of writing it
+    #[arg(long)]
+    check: bool,
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<u8> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    if args.check {
+        let report = check(&cwd, &ctx.store)?;
+        if ctx.json {
+            render::json(&report)?;
+        } else if report.ok {
+            render::text("memorix.lock is up to date\n")?;
+        } else {
+            let mut s = String::from("memorix.lock is stale:\n");
+            for p in &report.problems {
+                writeln!(s, "  - {p}").expect("writing to a string");
+            }
+            render::text(&s)?;
+        }
+        return Ok(if report.ok { 0 } else { 1 });
+    }
+    let outcome = lock(&cwd, &ctx.store, &ctx.progress)?;
+    if ctx.json {
+        render::json(&outcome)?;
+        return Ok(0);
+    }
+    let mut s = String::new();
+    if outcome.healed {
+        writeln!(s, "Healed merge-conflict markers in memorix.lock").expect("writing to a string");
+    }
+    match (outcome.written, outcome.resolved.is_empty()) {
+        (false, _) => writeln!(s, "memorix.lock is up to date").expect("writing to a string"),
+        (true, true) => writeln!(s, "Wrote memorix.lock").expect("writing to a string"),
+        (true, false) => writeln!(s, "Wrote memorix.lock (resolved {})", outcome.resolved.join(", "))
+            .expect("writing to a string"),
+    }
+    render::text(&s)?;
+    Ok(0)
+}

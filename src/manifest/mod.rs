@@ -1,0 +1,517 @@
+//! `memorix.toml`: parsing and validation, with errors that point at the TOML span.
+
+pub mod init;
+pub mod raw;
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
+
+use crate::diagnostics::{Error, Result};
+use crate::locator::{Locator, NameProblem, StorePath};
+pub use raw::Delivery;
+use raw::RawManifest;
+
+pub const FILE: &str = "memorix.toml";
+
+/// A validated manifest.
+#[derive(Debug)]
+pub struct Manifest {
+    /// The project directory (where memorix.toml is).
+    pub dir: PathBuf,
+    pub name: Option<String>,
+    pub intent: Option<String>,
+    /// The memory directory, relative to the project.
+    pub memory: StorePath,
+    pub delivery: Delivery,
+    pub sources: Vec<SourceDecl>,
+    pub mounts: Vec<MountDecl>,
+    pub overrides: Vec<OverrideDecl>,
+}
+
+/// A project folder ingested at `dest` at build time.
+#[derive(Debug, Clone)]
+pub struct SourceDecl {
+    pub dest: Locator,
+    /// Project-relative folder (or file).
+    pub folder: StorePath,
+    /// The folder as written in the manifest.
+    pub written: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct MountDecl {
+    /// Mount path inside the memory directory, e.g. `python` or `libs/httpx`.
+    pub path: StorePath,
+    pub select: Vec<Locator>,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub intent: Option<String>,
+    filter: Filter,
+}
+
+#[derive(Debug, Clone)]
+struct Filter {
+    include: Option<GlobSet>,
+    exclude: GlobSet,
+}
+
+impl MountDecl {
+    /// Whether a mount-relative path passes `include`/`exclude`.
+    pub fn keeps(&self, rel: &str) -> bool {
+        self.filter.include.as_ref().is_none_or(|s| s.is_match(rel)) && !self.filter.exclude.is_match(rel)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct OverrideDecl {
+    /// Environment path, e.g. `python/style.md`.
+    pub path: StorePath,
+    /// The Store file that wins there.
+    pub winner: Locator,
+    pub written: String,
+}
+
+/// A manifest problem, pointing at its span in the file.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ManifestError {
+    src: NamedSource<String>,
+    span: Option<(usize, usize)>,
+    label: String,
+    message: String,
+    code: &'static str,
+    help: Option<String>,
+}
+
+impl Diagnostic for ManifestError {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(self.code))
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        Some(&self.src)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let (start, len) = self.span?;
+        Some(Box::new(std::iter::once(LabeledSpan::new(Some(self.label.clone()), start, len))))
+    }
+}
+
+/// Finds `memorix.toml` in `start` or its ancestors, like Cargo finds Cargo.toml.
+pub fn find(start: &Path) -> Result<PathBuf> {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        let candidate = d.join(FILE);
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+        dir = d.parent();
+    }
+    Err(Error::usage(
+        format!("no {FILE} in {} or any parent directory", start.display()),
+        Some("run `memorix init` to create one, or pass -C DIR".to_string()),
+    ))
+}
+
+/// Reads and validates a manifest file.
+pub fn load(path: &Path) -> Result<Manifest> {
+    let text = std::fs::read_to_string(path).map_err(Error::io("read", path))?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    parse(&text, &display_name(path), &dir)
+}
+
+fn display_name(path: &Path) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    path.strip_prefix(&cwd).unwrap_or(path).display().to_string()
+}
+
+/// Span lookups in the parsed document, for errors found after deserialization.
+struct Spans {
+    doc: toml_edit::Document<String>,
+}
+
+impl Spans {
+    fn item(&self, path: &[&str]) -> Option<&toml_edit::Item> {
+        let mut item = self.doc.as_item();
+        for k in path {
+            item = item.as_table_like()?.get(k)?;
+        }
+        Some(item)
+    }
+
+    /// The span of the key `path.last()` inside the table at `path[..-1]`.
+    fn key(&self, path: &[&str]) -> Option<Range<usize>> {
+        let (last, parent) = path.split_last()?;
+        let table = self.item(parent)?.as_table_like()?;
+        table.key(last)?.span()
+    }
+
+    fn value(&self, path: &[&str]) -> Option<Range<usize>> {
+        self.item(path)?.span().or_else(|| self.key(path))
+    }
+
+    fn element(&self, path: &[&str], i: usize) -> Option<Range<usize>> {
+        self.item(path)?.as_array()?.get(i)?.span().or_else(|| self.value(path))
+    }
+}
+
+struct Ctx<'a> {
+    name: &'a str,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(
+        &self,
+        span: Option<Range<usize>>,
+        code: &'static str,
+        message: String,
+        label: &str,
+        help: Option<String>,
+    ) -> Error {
+        let line = span.as_ref().map(|s| self.text[..s.start.min(self.text.len())].matches('\n').count() + 1);
+        let message = match line {
+            Some(l) => format!("{}:{l}: {message}", self.name),
+            None => format!("{}: {message}", self.name),
+        };
+        Error::Manifest(Box::new(ManifestError {
+            src: NamedSource::new(self.name, self.text.to_string()),
+            span: span.map(|s| (s.start, s.end - s.start)),
+            label: label.to_string(),
+            message,
+            code,
+            help,
+        }))
+    }
+}
+
+/// Parses manifest text; `name` labels errors, `dir` is the project directory.
+pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
+    let ctx = Ctx { name, text };
+    let doc = toml_edit::Document::parse(text.to_string()).map_err(|e| {
+        ctx.err(
+            e.span(),
+            "memorix::manifest::syntax",
+            format!("invalid TOML: {}", e.message().trim_end()),
+            "here",
+            None,
+        )
+    })?;
+    let spans = Spans { doc };
+    let raw: RawManifest = toml::from_str(text).map_err(|e| serde_error(&ctx, &e))?;
+
+    let unsupported = |path: &[&str], what: &str| {
+        ctx.err(
+            spans.key(path),
+            "memorix::manifest::unsupported",
+            format!("{what} is not supported yet"),
+            "not supported yet",
+            Some(
+                "this memorix does not implement it; remove it for now rather than have it silently ignored"
+                    .into(),
+            ),
+        )
+    };
+    if raw.pins.is_some() {
+        return Err(unsupported(&["pins"], "[pins]"));
+    }
+    if raw.artifacts.is_some() {
+        return Err(unsupported(&["artifacts"], "[artifacts]"));
+    }
+    if raw.store.is_some() {
+        return Err(unsupported(&["store"], "[store]"));
+    }
+
+    let project = raw.project;
+    let memory = match &project.memory {
+        None => StorePath::new(".memory").expect("a valid default"),
+        Some(m) => project_path(m).map_err(|why| {
+            ctx.err(
+                spans.value(&["project", "memory"]),
+                "memorix::manifest::bad_memory",
+                format!("`memory = {m:?}` {why}"),
+                "here",
+                Some("name a directory inside the project, e.g. \".memory\"".into()),
+            )
+        })?,
+    };
+    let delivery = project.delivery.unwrap_or_default();
+    if !matches!(delivery, Delivery::Auto | Delivery::Copy) {
+        return Err(ctx.err(
+            spans.value(&["project", "delivery"]),
+            "memorix::manifest::unsupported",
+            format!("delivery {:?} is not supported yet", format!("{delivery:?}").to_lowercase()),
+            "not supported yet",
+            Some("use \"auto\" (reflink where possible, else copy) or \"copy\"".into()),
+        ));
+    }
+
+    let mut sources = Vec::new();
+    for (dest_text, folder_text) in &raw.sources {
+        let key = ["sources", dest_text.as_str()];
+        let dest = Locator::parse_place(dest_text).map_err(|e| {
+            ctx.err(
+                spans.key(&key),
+                "memorix::manifest::bad_source",
+                e.to_string(),
+                "this Store place",
+                Some("a source's key is a Store place such as \"rules/webapp/\"".into()),
+            )
+        })?;
+        let folder = project_path(folder_text).map_err(|why| {
+            ctx.err(
+                spans.value(&key),
+                "memorix::manifest::bad_source",
+                format!("source folder {folder_text:?} {why}"),
+                "here",
+                Some("name a folder inside the project, e.g. \"./agent-rules\"".into()),
+            )
+        })?;
+        if folder.is_root() {
+            return Err(ctx.err(
+                spans.value(&key),
+                "memorix::manifest::bad_source",
+                "a source cannot be the whole project".into(),
+                "here",
+                Some("name a folder inside the project, e.g. \"./agent-rules\"".into()),
+            ));
+        }
+        if !dir.join(folder.as_str()).exists() {
+            return Err(ctx.err(
+                spans.value(&key),
+                "memorix::manifest::missing_source",
+                format!("source folder {folder_text:?} does not exist"),
+                "not found",
+                Some(format!("create {} or fix the path", dir.join(folder.as_str()).display())),
+            ));
+        }
+        sources.push(SourceDecl { dest, folder, written: folder_text.clone() });
+    }
+
+    let mut mounts = Vec::new();
+    for (name, m) in &raw.mounts {
+        let key = ["mounts", name.as_str()];
+        let path = project_path(name).map_err(|why| {
+            ctx.err(
+                spans.key(&key),
+                "memorix::manifest::bad_mount",
+                format!("mount path {name:?} {why}"),
+                "here",
+                Some(format!("mount paths stay inside the memory directory ({memory}), e.g. \"python\" or \"libs/httpx\"")),
+            )
+        })?;
+        if path.is_root() {
+            return Err(ctx.err(
+                spans.key(&key),
+                "memorix::manifest::bad_mount",
+                "a mount needs a path".into(),
+                "here",
+                Some("e.g. [mounts.python]".into()),
+            ));
+        }
+        for (field, present) in [
+            ("match", m.match_policy.is_some()),
+            ("library", m.library.is_some()),
+            ("version", m.version.is_some()),
+        ] {
+            if present {
+                return Err(unsupported(&["mounts", name, field], &format!("mount key `{field}`")));
+            }
+        }
+        if m.select.is_empty() {
+            return Err(ctx.err(
+                spans.value(&[key[0], key[1], "select"]),
+                "memorix::manifest::empty_select",
+                format!("mount `{name}` selects nothing"),
+                "empty",
+                Some("list at least one locator, e.g. select = [\"rules/python/\"]".into()),
+            ));
+        }
+        let mut select = Vec::new();
+        for (i, text) in m.select.iter().enumerate() {
+            let loc = Locator::parse(text).map_err(|e| {
+                let elem = spans.element(&["mounts", name, "select"], i);
+                // Point inside the string at the character the locator parser blamed.
+                let span = elem.map(|s| e.span_in(s.start + 1));
+                ctx.err(span, e.problem_code(), e.to_string(), &e.problem_label(), Some(e.problem_help()))
+            })?;
+            select.push(loc);
+        }
+        let glob = |field: &str, list: &[String]| -> Result<GlobSet> {
+            let mut b = GlobSetBuilder::new();
+            for (i, g) in list.iter().enumerate() {
+                b.add(compile_glob(g).map_err(|e| {
+                    ctx.err(
+                        spans.element(&["mounts", name, field], i),
+                        "memorix::manifest::bad_glob",
+                        format!("invalid glob {g:?}: {e}"),
+                        "here",
+                        None,
+                    )
+                })?);
+            }
+            b.build().map_err(|e| {
+                ctx.err(
+                    spans.value(&["mounts", name, field]),
+                    "memorix::manifest::bad_glob",
+                    e.to_string(),
+                    "here",
+                    None,
+                )
+            })
+        };
+        let filter = Filter {
+            include: if m.include.is_empty() { None } else { Some(glob("include", &m.include)?) },
+            exclude: glob("exclude", &m.exclude)?,
+        };
+        mounts.push(MountDecl {
+            path,
+            select,
+            include: m.include.clone(),
+            exclude: m.exclude.clone(),
+            intent: m.intent.clone(),
+            filter,
+        });
+    }
+    // TOML keys are unique, but `"python"` and `"python/"` name one mount.
+    mounts.sort_by(|a, b| a.path.cmp(&b.path));
+    if let Some(w) = mounts.windows(2).find(|w| w[0].path == w[1].path) {
+        return Err(ctx.err(
+            None,
+            "memorix::manifest::duplicate_mount",
+            format!("mount path {} is declared twice", w[0].path),
+            "here",
+            None,
+        ));
+    }
+
+    let mut overrides = Vec::new();
+    for (path_text, winner_text) in &raw.overrides {
+        let key = ["overrides", path_text.as_str()];
+        let path = project_path(path_text).map_err(|why| {
+            ctx.err(
+                spans.key(&key),
+                "memorix::manifest::bad_override",
+                format!("override path {path_text:?} {why}"),
+                "here",
+                Some(
+                    "an override's key is a path inside the memory directory, e.g. \"python/style.md\""
+                        .into(),
+                ),
+            )
+        })?;
+        if !mounts.iter().any(|m| path.starts_with(&m.path)) {
+            return Err(ctx.err(
+                spans.key(&key),
+                "memorix::manifest::bad_override",
+                format!("override path {path_text:?} is under no mount"),
+                "here",
+                Some("an override's key is a file path inside one of the [mounts]".into()),
+            ));
+        }
+        let winner = Locator::parse_place(winner_text).ok().filter(|l| !l.subtree).ok_or_else(|| {
+            ctx.err(
+                spans.value(&key),
+                "memorix::manifest::bad_override",
+                format!("override value {winner_text:?} is not a Store file path"),
+                "here",
+                Some("name the Store file that should win, e.g. \"rules/python/style.md\"".into()),
+            )
+        })?;
+        overrides.push(OverrideDecl { path, winner, written: winner_text.clone() });
+    }
+
+    Ok(Manifest {
+        dir: dir.to_path_buf(),
+        name: project.name,
+        intent: project.intent,
+        memory,
+        delivery,
+        sources,
+        mounts,
+        overrides,
+    })
+}
+
+/// Globs match mount-relative paths; `*` stays inside one component, `**` crosses them.
+fn compile_glob(g: &str) -> std::result::Result<Glob, globset::Error> {
+    GlobBuilder::new(g).literal_separator(true).build()
+}
+
+/// A path inside the project: relative, no `..`, leading `./` and trailing `/` allowed.
+fn project_path(text: &str) -> std::result::Result<StorePath, String> {
+    if text.starts_with('/') {
+        return Err("is absolute".into());
+    }
+    let trimmed = text.trim_end_matches('/');
+    let mut parts = trimmed.split('/').peekable();
+    while parts.peek() == Some(&".") {
+        parts.next();
+    }
+    let rest: Vec<&str> = parts.collect();
+    if rest.len() == 1 && rest[0].is_empty() {
+        return Ok(StorePath::root());
+    }
+    StorePath::new(&rest.join("/")).map_err(|p| match p {
+        NameProblem::DotDot => "leaves the project (`..`)".to_string(),
+        other => format!("has a {}", other.describe()),
+    })
+}
+
+/// Turns a serde error into a diagnostic; unknown keys get a "did you mean".
+fn serde_error(ctx: &Ctx, e: &toml::de::Error) -> Error {
+    let msg = e.message();
+    if let Some(rest) = msg.strip_prefix("unknown field ") {
+        let names: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
+        if let Some((found, expected)) = names.split_first() {
+            let suggestion = expected
+                .iter()
+                .min_by_key(|c| strsim::levenshtein(found, c))
+                .filter(|c| strsim::levenshtein(found, c) <= 3);
+            let help = match suggestion {
+                Some(s) => format!("did you mean `{s}`? known keys here: {}", expected.join(", ")),
+                None => format!("known keys here: {}", expected.join(", ")),
+            };
+            return ctx.err(
+                e.span(),
+                "memorix::manifest::unknown_key",
+                format!("unknown key `{found}`"),
+                "unknown key",
+                Some(help),
+            );
+        }
+    }
+    ctx.err(e.span(), "memorix::manifest::invalid", msg.to_string(), "here", None)
+}
+
+impl Manifest {
+    pub fn mount(&self, path: &StorePath) -> Option<&MountDecl> {
+        self.mounts.iter().find(|m| &m.path == path)
+    }
+
+    /// The project-relative memory directory as a file-system path.
+    pub fn memory_dir(&self) -> PathBuf {
+        self.dir.join(self.memory.as_str())
+    }
+
+    /// Sources of `kind` whose Store place overlaps `loc`'s path (they feed it).
+    pub fn sources_feeding<'a>(&'a self, loc: &'a Locator) -> impl Iterator<Item = &'a SourceDecl> + 'a {
+        self.sources.iter().filter(move |s| {
+            s.dest.kind == loc.kind
+                && (loc.path.starts_with(&s.dest.path) || s.dest.path.starts_with(&loc.path))
+        })
+    }
+
+    pub fn overrides_under<'a>(
+        &'a self,
+        mount: &'a StorePath,
+    ) -> impl Iterator<Item = &'a OverrideDecl> + 'a {
+        self.overrides.iter().filter(move |o| o.path.starts_with(mount))
+    }
+}

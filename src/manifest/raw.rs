@@ -1,0 +1,87 @@
+//! The manifest as written: serde types, also the source of `schema/memorix.schema.json`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `memorix.toml`: which memory a project wants and where it goes.
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "memorix.toml")]
+pub struct RawManifest {
+    #[serde(default)]
+    pub project: RawProject,
+    /// Where library versions come from (not supported yet).
+    pub pins: Option<RawPins>,
+    /// Project-local folders ingested into the Store at build time: Store place = folder.
+    #[serde(default)]
+    pub sources: BTreeMap<String, String>,
+    /// Mounts inside the memory directory: mount path = selection.
+    #[serde(default)]
+    pub mounts: BTreeMap<String, RawMount>,
+    /// Environment path = the Store path of the candidate that wins a conflict there.
+    #[serde(default)]
+    pub overrides: BTreeMap<String, String>,
+    /// Commands run once per derivation (not supported yet).
+    #[schemars(with = "Option<BTreeMap<String, serde_json::Value>>")]
+    pub artifacts: Option<toml::Table>,
+    /// Store settings (not supported yet).
+    #[schemars(with = "Option<BTreeMap<String, serde_json::Value>>")]
+    pub store: Option<toml::Table>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawProject {
+    pub name: Option<String>,
+    /// What the project is; grep-able text for the quest of its environment.
+    pub intent: Option<String>,
+    /// Where the profile activates, relative to the project (default `.memory`).
+    pub memory: Option<String>,
+    /// How files are placed in the memory directory (default `auto`).
+    pub delivery: Option<Delivery>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Delivery {
+    /// Reflink where the file system can, else copy.
+    #[default]
+    Auto,
+    Copy,
+    Reflink,
+    Hardlink,
+    Symlink,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawPins {
+    #[serde(default)]
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub markers: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawMount {
+    /// Locators, in order: `kind/path[/][@selector]`.
+    pub select: Vec<String>,
+    /// Globs over mount-relative paths; when given, only matching files are kept.
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Globs over mount-relative paths to drop.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Why this mount exists; grep-able text for its quest.
+    pub intent: Option<String>,
+    /// How closely a `@pin` version must match (not supported yet).
+    #[serde(rename = "match")]
+    pub match_policy: Option<String>,
+    /// The library a `@pin` locator asks for (not supported yet).
+    pub library: Option<String>,
+    /// The version of the library to use (not supported yet).
+    pub version: Option<String>,
+}

@@ -1,0 +1,142 @@
+//! `memorix build [--locked]`: lock if needed, realise derivations and the environment in the
+//! Store, bind the profile and activate the memory directory.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::Progress;
+use super::project::Project;
+use crate::deliver;
+use crate::diagnostics::{Error, Result};
+use crate::profile::Profile;
+use crate::resolve::{self, CheckReport};
+use crate::store::generation::now_rfc3339;
+use crate::store::{Id, Store};
+
+pub struct BuildRequest {
+    /// Materialise exactly the lock; refuse (exit 1) when it is stale.
+    pub locked: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BuiltDerivation {
+    pub mount: String,
+    pub id: Id,
+    /// False when the Store already had it.
+    pub new: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Activated {
+    pub generation: u64,
+    pub files: usize,
+    pub memory: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BuildOutcome {
+    pub lock_written: bool,
+    pub resolved: Vec<String>,
+    pub environment: Option<Id>,
+    pub environment_new: bool,
+    pub derivations: Vec<BuiltDerivation>,
+    /// `None` when the memory directory already showed the environment.
+    pub activated: Option<Activated>,
+    pub generation: Option<u64>,
+    /// `--locked` with a lock that does not match: why, and nothing was changed.
+    pub refused: Option<CheckReport>,
+}
+
+pub fn build(
+    start: &Path,
+    store_root: &Path,
+    req: &BuildRequest,
+    progress: &Progress,
+) -> Result<BuildOutcome> {
+    let project = Project::open(start)?;
+    let _project_lock = project.lock()?;
+    let m = &project.manifest;
+    let memory = m.memory_dir();
+    check_memory_inside(&m.dir, &memory)?;
+
+    let store = Store::open_or_create(store_root)?;
+    let writer = store.writer()?;
+    super::heal_latest(&writer)?;
+    let (resolution, lock_written, resolved) = if req.locked {
+        let (report, resolution) = super::lock::check_project(&project, store_root)?;
+        let Some(resolution) = resolution.filter(|_| report.ok) else {
+            return Ok(BuildOutcome {
+                lock_written: false,
+                resolved: Vec::new(),
+                environment: None,
+                environment_new: false,
+                derivations: Vec::new(),
+                activated: None,
+                generation: None,
+                refused: Some(report),
+            });
+        };
+        // The sources hash as the lock says; put their content in the Store.
+        resolve::ingest_sources(m, &writer, progress)?;
+        (resolution, false, Vec::new())
+    } else {
+        let (resolution, outcome) = super::lock::lock_with(&project, &writer, progress)?;
+        (resolution, outcome.written, outcome.resolved)
+    };
+    let mut derivations = Vec::new();
+    for (mount, plan) in m.mounts.iter().zip(&resolution.derivations) {
+        let (id, new) = writer.put_derivation(plan)?;
+        derivations.push(BuiltDerivation { mount: mount.path.to_string(), id, new });
+    }
+    let (env_id, environment_new) = writer.put_environment(&resolution.environment)?;
+    writer.sync()?;
+
+    let mut profile = Profile::load(&project.state_dir)?;
+    let current = profile.current().cloned();
+    let activated = match current {
+        Some(b) if b.environment == env_id && deliver::is_active(&memory, &env_id) => None,
+        _ => {
+            let generation = match current {
+                Some(b) if b.environment == env_id => b.generation,
+                _ => profile.bind(env_id, "build", now_rfc3339()),
+            };
+            let index = deliver::index_text(&store, m, &env_id, &resolution.environment, generation)?;
+            let files =
+                deliver::activate(&store, &project.state_dir, &memory, &resolution.environment, &index)?;
+            profile.save(&project.state_dir)?;
+            Some(Activated { generation, files, memory: m.memory.to_string() })
+        }
+    };
+    Ok(BuildOutcome {
+        lock_written,
+        resolved,
+        environment: Some(env_id),
+        environment_new,
+        derivations,
+        generation: profile.current,
+        activated,
+        refused: None,
+    })
+}
+
+/// The memory directory's parent must resolve inside the project (no symlinked escape).
+fn check_memory_inside(project: &Path, memory: &Path) -> Result<()> {
+    let root = project.canonicalize().map_err(Error::io("resolve", project))?;
+    let mut parent = memory.parent().unwrap_or(project).to_path_buf();
+    while !parent.exists() {
+        parent = parent.parent().unwrap_or(project).to_path_buf();
+    }
+    let real = parent.canonicalize().map_err(Error::io("resolve", &parent))?;
+    if !real.starts_with(&root) {
+        return Err(Error::usage(
+            format!(
+                "the memory directory {} leads outside the project (through {})",
+                memory.display(),
+                real.display()
+            ),
+            Some("`memory` in memorix.toml must stay inside the project; remove the symlink".to_string()),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,88 @@
+//! `memorix explain PATH`: where a delivered file came from, and which rule made it win.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::project::Project;
+use crate::diagnostics::{Error, Result};
+use crate::locator::StorePath;
+use crate::profile::Profile;
+use crate::store::{Id, Store};
+use crate::view::conflict::Decision;
+
+#[derive(Debug, Serialize)]
+pub struct Explanation {
+    /// Path inside the memory directory.
+    pub path: String,
+    pub environment: Id,
+    pub mount: String,
+    pub derivation: Id,
+    /// The Store file delivered there.
+    pub origin: String,
+    pub blob: Id,
+    /// The mount's locator that selected it.
+    pub locator: String,
+    /// Every conflict decided at this path (inside the mount and between mounts).
+    pub decisions: Vec<Decision>,
+}
+
+pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanation> {
+    let project = Project::open(start)?;
+    let m = &project.manifest;
+    let rel = memory_relative(m, path)?;
+    let profile = Profile::load(&project.state_dir)?;
+    let binding = profile.current().ok_or_else(|| {
+        Error::usage("this project has no active environment", Some("run `memorix build` first".to_string()))
+    })?;
+    let store = Store::open(store_root)?;
+    let env = store.read_environment(&binding.environment)?;
+    let mut decisions: Vec<Decision> =
+        env.decisions.iter().filter(|d| d.path == rel.as_str()).cloned().collect();
+    let forced_mount = decisions.first().map(|d| d.winner.clone());
+    // The deepest mount that has the file provides it, unless a decision names another.
+    let mut mounts: Vec<&(String, Id)> = env.mounts.iter().collect();
+    mounts.sort_by_key(|(p, _)| std::cmp::Reverse(p.split('/').count()));
+    for (mount, drv_id) in mounts {
+        if forced_mount.as_ref().is_some_and(|w| w != mount) {
+            continue;
+        }
+        let mount_path = StorePath::new(mount).expect("environment mounts are validated on read");
+        if !rel.starts_with(&mount_path) || rel == mount_path {
+            continue;
+        }
+        let inner = &rel.as_str()[mount.len() + 1..];
+        let record = store.read_derivation(drv_id)?;
+        let Some(i) = record.entries.iter().position(|(p, _)| p == inner) else { continue };
+        let (_, origin, locator) = &record.origins[i];
+        decisions.extend(record.decisions.iter().filter(|d| d.path == rel.as_str()).cloned());
+        return Ok(Explanation {
+            path: rel.to_string(),
+            environment: binding.environment,
+            mount: mount.clone(),
+            derivation: *drv_id,
+            origin: origin.clone(),
+            blob: Id::from_hex(&record.entries[i].1).expect("validated on read"),
+            locator: record.provenance.get(*locator).map(|p| p.locator.clone()).unwrap_or_default(),
+            decisions,
+        });
+    }
+    Err(Error::usage(
+        format!("`{rel}` is not a file of the active environment"),
+        Some(format!("`ls {}` shows what it holds", m.memory)),
+    ))
+}
+
+/// Accepts `.memory/python/x.md`, `python/x.md` or an absolute path inside the memory dir.
+fn memory_relative(m: &crate::manifest::Manifest, path: &str) -> Result<StorePath> {
+    let p = Path::new(path);
+    let abs =
+        if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) };
+    let text = match abs.strip_prefix(m.memory_dir()) {
+        Ok(inside) => inside.to_string_lossy().into_owned(),
+        Err(_) => path.trim_start_matches("./").to_string(),
+    };
+    StorePath::new(text.trim_end_matches('/')).map_err(|why| {
+        Error::usage(format!("`{path}` is not a path inside the memory directory: {}", why.describe()), None)
+    })
+}

@@ -1,0 +1,291 @@
+//! Evaluating a manifest into a lock: sources are ingested (or hashed, for a check), each
+//! mount's locators resolved, derivations and the environment planned. Sticky like Cargo.lock:
+//! a mount whose inputs did not change keeps its locked resolution.
+
+pub mod graph;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::diagnostics::{Error, Result};
+use crate::locator::{Locator, Selector};
+use crate::lock::{LockedEnvironment, LockedLocator, LockedMount, LockedSource, Lockfile, VERSION};
+use crate::manifest::{Manifest, MountDecl, SourceDecl};
+use crate::ops::Progress;
+use crate::ops::ingest::ingest_with;
+use crate::source::{self, Snapshot};
+use crate::store::tree::{Overlay, TreeSource};
+use crate::store::{Id, Store, Writer, canonical};
+use crate::view::derivation::{self, DerivationPlan, Selected};
+use crate::view::environment::{self, EnvironmentPlan};
+pub use graph::Graph;
+
+/// A manifest evaluated: the lock and the plans behind it.
+pub struct Resolution {
+    pub lock: Lockfile,
+    /// Per mount, in manifest (path) order.
+    pub derivations: Vec<DerivationPlan>,
+    pub environment: EnvironmentPlan,
+    /// Mounts resolved afresh (new, or their inputs changed).
+    pub resolved: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct MountInputs<'a> {
+    select: Vec<String>,
+    include: &'a [String],
+    exclude: &'a [String],
+    #[serde(rename = "match")]
+    match_policy: Option<String>,
+    library: Option<String>,
+    version: Option<String>,
+    overrides: Vec<(String, String)>,
+}
+
+/// Hash of what decides a mount's resolution. `intent` and comments are not in it.
+pub fn mount_inputs(m: &Manifest, mount: &MountDecl) -> Id {
+    let inputs = MountInputs {
+        select: mount.select.iter().map(Locator::to_string).collect(),
+        include: &mount.include,
+        exclude: &mount.exclude,
+        match_policy: None,
+        library: None,
+        version: None,
+        overrides: m.overrides_under(&mount.path).map(|o| (o.path.to_string(), o.winner.place())).collect(),
+    };
+    canonical::object_id("inputs", &canonical::encode(&inputs))
+}
+
+/// Hashes a source folder in memory, as `ingest` would store it.
+pub fn snapshot_source(m: &Manifest, s: &SourceDecl) -> Result<Snapshot> {
+    let layout = source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])?;
+    source::snapshot(layout)
+}
+
+/// Ingests each source into the Store; returns (dest place, content id) per source.
+pub(crate) fn ingest_sources(
+    m: &Manifest,
+    writer: &Writer,
+    progress: &Progress,
+) -> Result<BTreeMap<String, LockedSource>> {
+    let mut out = BTreeMap::new();
+    for s in &m.sources {
+        let layout = source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])?;
+        let project = m.name.as_deref().unwrap_or("the project");
+        let outcome =
+            ingest_with(writer, &s.dest, layout, false, Some(format!("[sources] of {project}")), progress)?;
+        let tip = outcome.tip.ok_or(Error::EmptyKind { kind: s.dest.kind })?;
+        let hash = match writer.store.lookup(&tip.root, &s.dest.path)? {
+            Some((_, id)) => id,
+            None => crate::store::tree::Tree::empty_id(),
+        };
+        out.insert(s.dest.place(), LockedSource { path: s.folder.to_string(), hash });
+    }
+    Ok(out)
+}
+
+fn is_pinned(loc: &Locator) -> bool {
+    matches!(loc.selector, Some(Selector::Generation(_) | Selector::Hash(_)))
+}
+
+/// Resolves a locator against the Store's current state.
+fn resolve_fresh(store: &Store, loc: &Locator) -> Result<(Selected, LockedLocator)> {
+    let found = store.locate(loc)?;
+    let pinned = is_pinned(loc);
+    let selected = Selected {
+        locator: loc.clone(),
+        kind: found.kind,
+        id: found.id,
+        generation: Some(found.generation.id),
+        pinned_seq: pinned.then_some(found.generation.generation.seq),
+    };
+    let locked = LockedLocator {
+        locator: loc.to_string(),
+        kind: found.kind,
+        id: found.id,
+        generation: pinned.then_some(found.generation.id),
+    };
+    Ok((selected, locked))
+}
+
+/// Rebuilds a mount's selection from its lock entry (no re-resolution).
+fn from_lock(store: Option<&Store>, mount: &MountDecl, locked: &LockedMount) -> Result<Vec<Selected>> {
+    if locked.locators.len() != mount.select.len() {
+        return Err(Error::usage(
+            format!("memorix.lock: mount `{}` lists other locators than memorix.toml", mount.path),
+            Some("run `memorix lock`".into()),
+        ));
+    }
+    let mut out = Vec::new();
+    for (loc, entry) in mount.select.iter().zip(&locked.locators) {
+        if entry.locator != loc.to_string() {
+            return Err(Error::usage(
+                format!(
+                    "memorix.lock: mount `{}` locks {} where memorix.toml has {loc}",
+                    mount.path, entry.locator
+                ),
+                Some("run `memorix lock`".into()),
+            ));
+        }
+        let pinned_seq = match (&entry.generation, store) {
+            (Some(g), Some(s)) => Some(s.read_generation(loc.kind, g)?.seq),
+            (Some(g), None) => return Err(Error::MissingObject { what: "generation", id: *g }),
+            (None, _) => None,
+        };
+        out.push(Selected {
+            locator: loc.clone(),
+            kind: entry.kind,
+            id: entry.id,
+            generation: entry.generation,
+            pinned_seq,
+        });
+    }
+    Ok(out)
+}
+
+fn plan_mount(
+    trees: &dyn TreeSource,
+    m: &Manifest,
+    mount: &MountDecl,
+    selected: &[Selected],
+) -> Result<DerivationPlan> {
+    let overrides: Vec<_> = m.overrides_under(&mount.path).collect();
+    derivation::plan(trees, mount, selected, &overrides)
+}
+
+/// Evaluates the manifest for writing a lock: ingests sources, keeps each mount of `previous`
+/// whose inputs and feeding sources did not change, resolves the rest against the Store.
+pub fn resolve(
+    m: &Manifest,
+    writer: &Writer,
+    previous: Option<&Lockfile>,
+    progress: &Progress,
+) -> Result<Resolution> {
+    Graph::build(m)?;
+    let store = writer.store;
+    let sources = ingest_sources(m, writer, progress)?;
+    let mut mounts = BTreeMap::new();
+    let mut derivations = Vec::new();
+    let mut resolved = Vec::new();
+    for mount in &m.mounts {
+        let name = mount.path.to_string();
+        let inputs = mount_inputs(m, mount);
+        let sources_moved = mount.select.iter().any(|loc| {
+            m.sources_feeding(loc).any(|s| {
+                let place = s.dest.place();
+                previous.and_then(|p| p.sources.get(&place)) != sources.get(&place)
+            })
+        });
+        let keep =
+            previous.and_then(|p| p.mounts.get(&name)).filter(|l| l.inputs == inputs && !sources_moved);
+        let (selected, locators) = match keep.map(|l| from_lock(Some(store), mount, l)) {
+            Some(Ok(sel)) => (sel, keep.expect("kept").locators.clone()),
+            _ => {
+                resolved.push(name.clone());
+                let pairs =
+                    mount.select.iter().map(|l| resolve_fresh(store, l)).collect::<Result<Vec<_>>>()?;
+                pairs.into_iter().unzip()
+            }
+        };
+        let plan = plan_mount(store, m, mount, &selected)?;
+        mounts.insert(name, LockedMount { inputs, derivation: plan.id(), locators });
+        derivations.push(plan);
+    }
+    let pairs: Vec<_> = m.mounts.iter().map(|x| x.path.clone()).zip(derivations.iter()).collect();
+    let environment = environment::plan(&pairs, &m.overrides)?;
+    let lock = Lockfile {
+        version: VERSION,
+        environment: LockedEnvironment { id: environment.id() },
+        mounts,
+        sources,
+    };
+    Ok(Resolution { lock, derivations, environment, resolved })
+}
+
+/// Why a lock does not match its manifest or does not recompute.
+#[derive(Debug, Serialize, Default)]
+pub struct CheckReport {
+    pub ok: bool,
+    pub problems: Vec<String>,
+}
+
+/// Checks `lock` against the manifest without writing anything: inputs and sources must match
+/// and every id must recompute from the Store (plus the sources, hashed in memory). On success
+/// returns the plans for realising the lock.
+pub fn check(
+    m: &Manifest,
+    store: Option<&Store>,
+    lock: &Lockfile,
+) -> Result<(CheckReport, Option<Resolution>)> {
+    Graph::build(m)?;
+    let mut problems = Vec::new();
+    let mut overlay = Overlay { store, trees: Default::default() };
+    let mut declared = BTreeMap::new();
+    for s in &m.sources {
+        let place = s.dest.place();
+        let snap = snapshot_source(m, s)?;
+        overlay.trees.extend(snap.trees);
+        match lock.sources.get(&place) {
+            None => problems.push(format!("source `{place}` ({}) is not in memorix.lock", s.written)),
+            Some(l) if l.path != s.folder.as_str() => problems.push(format!(
+                "source `{place}` is locked from {} but memorix.toml reads {}",
+                l.path, s.folder
+            )),
+            Some(l) if l.hash != snap.id => problems.push(format!(
+                "source `{place}` ({}) changed: memorix.lock has {}, the folder now hashes to {}",
+                s.written, l.hash, snap.id
+            )),
+            Some(_) => {}
+        }
+        declared.insert(place, ());
+    }
+    for place in lock.sources.keys().filter(|p| !declared.contains_key(*p)) {
+        problems.push(format!("source `{place}` is in memorix.lock but not in memorix.toml"));
+    }
+    for name in lock.mounts.keys().filter(|n| m.mounts.iter().all(|x| x.path.as_str() != n.as_str())) {
+        problems.push(format!("mount `{name}` is in memorix.lock but not in memorix.toml"));
+    }
+    let mut derivations = Vec::new();
+    for mount in &m.mounts {
+        let name = mount.path.to_string();
+        let Some(locked) = lock.mounts.get(&name) else {
+            problems.push(format!("mount `{name}` is not in memorix.lock"));
+            continue;
+        };
+        if locked.inputs != mount_inputs(m, mount) {
+            problems.push(format!(
+                "mount `{name}`: its select, include, exclude or overrides changed since memorix.lock was written"
+            ));
+            continue;
+        }
+        let plan = from_lock(store, mount, locked).and_then(|sel| plan_mount(&overlay, m, mount, &sel));
+        match plan {
+            Ok(plan) if plan.id() == locked.derivation => derivations.push(plan),
+            Ok(plan) => problems.push(format!(
+                "mount `{name}`: derivation does not recompute: memorix.lock has {}, its locked locators give {}",
+                locked.derivation,
+                plan.id()
+            )),
+            Err(Error::MissingObject { what, id }) => {
+                problems.push(format!("mount `{name}`: cannot recompute: {what} {id} is not in the store"))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if !problems.is_empty() {
+        return Ok((CheckReport { ok: false, problems }, None));
+    }
+    let pairs: Vec<_> = m.mounts.iter().map(|x| x.path.clone()).zip(derivations.iter()).collect();
+    let environment = environment::plan(&pairs, &m.overrides)?;
+    if environment.id() != lock.environment.id {
+        problems.push(format!(
+            "environment does not recompute: memorix.lock has {}, its mounts give {}",
+            lock.environment.id,
+            environment.id()
+        ));
+        return Ok((CheckReport { ok: false, problems }, None));
+    }
+    let resolution = Resolution { lock: lock.clone(), derivations, environment, resolved: Vec::new() };
+    Ok((CheckReport { ok: true, problems }, Some(resolution)))
+}

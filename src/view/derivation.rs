@@ -1,0 +1,221 @@
+//! Derivations: the files one mount selects, as (mount-relative path -> blob). The id covers
+//! only those entries, so every project selecting the same files shares one derivation.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+
+use serde::{Deserialize, Serialize};
+
+use super::conflict::{Candidate, Decision, decide};
+use crate::diagnostics::{Error, Result};
+use crate::locator::{Kind, Locator, StorePath};
+use crate::manifest::{MountDecl, OverrideDecl};
+use crate::store::tree::{EntryKind, TreeSource, walk_files};
+use crate::store::{Id, Store, Writer, canonical};
+
+/// One locator of a mount, resolved to Store content.
+#[derive(Clone, Debug)]
+pub struct Selected {
+    pub locator: Locator,
+    pub kind: EntryKind,
+    pub id: Id,
+    /// The generation it was read from, where known (provenance only).
+    pub generation: Option<Id>,
+    /// For `@gN` / hash locators, the generation's seq (decides "newer generation").
+    pub pinned_seq: Option<u64>,
+}
+
+/// Where one selected file came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub blob: Id,
+    pub kind: Kind,
+    pub store_path: StorePath,
+    /// Index into the mount's `select`.
+    pub locator: usize,
+}
+
+impl Origin {
+    pub fn place(&self) -> String {
+        format!("{}/{}", self.kind, self.store_path)
+    }
+}
+
+/// A locator's resolution as recorded in a derivation (unhashed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    pub locator: String,
+    #[serde(rename = "type")]
+    pub kind: EntryKind,
+    pub id: Id,
+    pub generation: Option<Id>,
+}
+
+/// A mount's resolved selection, before or after it is stored.
+#[derive(Clone, Debug)]
+pub struct DerivationPlan {
+    pub files: BTreeMap<StorePath, Origin>,
+    pub decisions: Vec<Decision>,
+    pub provenance: Vec<Provenance>,
+}
+
+#[derive(Serialize)]
+struct Hashed<'a> {
+    entries: Vec<(&'a str, String)>,
+}
+
+/// `derivation.json`: the hashed entries plus unhashed origins, provenance and decisions.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DerivationRecord {
+    pub entries: Vec<(String, String)>,
+    /// (path, Store place, locator index) per entry.
+    pub origins: Vec<(String, String, usize)>,
+    pub provenance: Vec<Provenance>,
+    pub decisions: Vec<Decision>,
+}
+
+impl DerivationPlan {
+    /// The derivation id: a pure function of the sorted (path, blob) entries.
+    pub fn id(&self) -> Id {
+        let entries = self.files.iter().map(|(p, o)| (p.as_str(), o.blob.hex())).collect();
+        canonical::object_id("derivation", &canonical::encode(&Hashed { entries }))
+    }
+
+    pub fn record(&self) -> DerivationRecord {
+        DerivationRecord {
+            entries: self.files.iter().map(|(p, o)| (p.to_string(), o.blob.hex())).collect(),
+            origins: self.files.iter().map(|(p, o)| (p.to_string(), o.place(), o.locator)).collect(),
+            provenance: self.provenance.clone(),
+            decisions: self.decisions.clone(),
+        }
+    }
+}
+
+/// Resolves a mount's selection against trees: places each locator's files relative to its
+/// base, applies include/exclude, and decides conflicts inside the mount.
+pub fn plan(
+    trees: &dyn TreeSource,
+    mount: &MountDecl,
+    selected: &[Selected],
+    overrides: &[&OverrideDecl],
+) -> Result<DerivationPlan> {
+    let mut claims: BTreeMap<StorePath, Vec<(Candidate, usize)>> = BTreeMap::new();
+    for (i, sel) in selected.iter().enumerate() {
+        let files = match sel.kind {
+            EntryKind::Blob => {
+                let name = sel.locator.path.file_name().expect("a file locator names a file");
+                vec![(StorePath::new(name).expect("a component is a path"), sel.id)]
+            }
+            EntryKind::Tree => walk_files(trees, &sel.id)?,
+        };
+        for (rel, blob) in files {
+            if !mount.keeps(rel.as_str()) {
+                continue;
+            }
+            let store_path = match sel.kind {
+                EntryKind::Blob => sel.locator.path.clone(),
+                EntryKind::Tree => sel.locator.path.join_path(&rel),
+            };
+            let candidate =
+                Candidate { kind: sel.locator.kind, store_path, blob, pinned_seq: sel.pinned_seq };
+            claims.entry(rel).or_default().push((candidate, i));
+        }
+    }
+    let mut files = BTreeMap::new();
+    let mut decisions = Vec::new();
+    for (rel, claim) in claims {
+        let env_path = mount.path.join_path(&rel);
+        let forced = overrides.iter().find(|o| o.path == env_path).map(|o| o.winner.place());
+        let candidates: Vec<Candidate> = claim.iter().map(|(c, _)| c.clone()).collect();
+        // A lone candidate needs no decision; the environment checks that any override on
+        // its path names it.
+        let (w, mut d) = match candidates.len() {
+            1 => (0, Vec::new()),
+            _ => decide(env_path.as_str(), &candidates, forced.as_deref())?,
+        };
+        decisions.append(&mut d);
+        let (c, locator) = &claim[w];
+        files.insert(
+            rel,
+            Origin { blob: c.blob, kind: c.kind, store_path: c.store_path.clone(), locator: *locator },
+        );
+    }
+    check_file_dir_clashes(&mount.path, &files)?;
+    let provenance = selected
+        .iter()
+        .map(|s| Provenance {
+            locator: s.locator.to_string(),
+            kind: s.kind,
+            id: s.id,
+            generation: s.generation,
+        })
+        .collect();
+    Ok(DerivationPlan { files, decisions, provenance })
+}
+
+/// A path cannot be a file and hold files: `a` and `a/b` from two locators.
+fn check_file_dir_clashes(mount: &StorePath, files: &BTreeMap<StorePath, Origin>) -> Result<()> {
+    for (path, origin) in files {
+        let below = format!("{path}/");
+        if let Some((inner, other)) = files
+            .range(StorePath::new(path.as_str()).expect("valid")..)
+            .find(|(p, _)| p.as_str().starts_with(&below))
+        {
+            return Err(Error::FileDirClash {
+                mount: mount.to_string(),
+                path: path.to_string(),
+                file: origin.place(),
+                dir: format!("{} at {inner}", other.place()),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl Store {
+    pub fn derivation_dir(&self, id: &Id) -> std::path::PathBuf {
+        super::object_dir(self, "derivations", id)
+    }
+
+    /// Reads a stored derivation record, checking that its entries hash to `id`.
+    pub fn read_derivation(&self, id: &Id) -> Result<DerivationRecord> {
+        let path = self.derivation_dir(id).join("derivation.json");
+        let bytes = fs::read(&path).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => Error::MissingObject { what: "derivation", id: *id },
+            _ => Error::io("read", &path)(e),
+        })?;
+        let record: DerivationRecord =
+            serde_json::from_slice(&bytes).map_err(|e| Error::corrupt("derivation", &path, e.to_string()))?;
+        for (p, hex) in &record.entries {
+            StorePath::new(p).map_err(|why| {
+                Error::corrupt("derivation", &path, format!("entry {p:?}: {}", why.describe()))
+            })?;
+            Id::from_hex(hex)
+                .ok_or_else(|| Error::corrupt("derivation", &path, format!("entry {p:?}: bad id")))?;
+        }
+        let entries = record.entries.iter().map(|(p, h)| (p.as_str(), h.clone())).collect();
+        if canonical::object_id("derivation", &canonical::encode(&Hashed { entries })) != *id {
+            return Err(Error::corrupt("derivation", &path, "entries do not hash to its id"));
+        }
+        Ok(record)
+    }
+}
+
+impl Writer<'_> {
+    /// Stores a derivation (its record and a hardlinked `tree/`) unless it exists; true when new.
+    pub fn put_derivation(&self, plan: &DerivationPlan) -> Result<(Id, bool)> {
+        let id = plan.id();
+        let dest = self.store.derivation_dir(&id);
+        if dest.join("derivation.json").exists() {
+            return Ok((id, false));
+        }
+        let files: Vec<(String, Id)> = plan.files.iter().map(|(p, o)| (p.to_string(), o.blob)).collect();
+        let staged =
+            self.stage_object_dir("drv", &id, "derivation.json", &canonical::encode(&plan.record()), &files)?;
+        super::publish_dir(&staged, &dest)?;
+        Ok((id, true))
+    }
+}
