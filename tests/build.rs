@@ -439,3 +439,33 @@ fn readers_never_see_a_mix_of_two_environments() {
     let passes = reader.join().expect("the reader saw no mix");
     assert!(passes > 0, "the reader completed passes");
 }
+
+#[test]
+fn verify_checks_derivations_and_environments() {
+    let env = TestEnv::new();
+    webapp(&env);
+    env.run(&["build"]).ok();
+    let ok = env.run(&["verify"]).ok().stdout;
+    assert!(ok.ends_with("2 derivations, 1 environments\n"), "{ok}");
+    let lock: toml::Table =
+        toml::from_str(&fs::read_to_string(env.project.join("memorix.lock")).unwrap()).unwrap();
+    let hex = |id: &toml::Value| id.as_str().unwrap().strip_prefix("sha256:").unwrap().to_string();
+    let drv = hex(&lock["mounts"]["python"]["derivation"]);
+    let env_id = hex(&lock["environment"]["id"]);
+
+    // A file in a derivation's tree/ replaced by other content.
+    let file = env.store.join("derivations").join(&drv[..2]).join(&drv).join("tree/style.md");
+    fs::set_permissions(file.parent().unwrap(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    fs::remove_file(&file).unwrap();
+    fs::write(&file, "tampered\n").unwrap();
+    // An environment record deleted.
+    fs::remove_file(env.store.join("environments").join(&env_id[..2]).join(&env_id).join("environment.json"))
+        .unwrap();
+    let report = env.run(&["--json", "verify"]).expect(1).json();
+    let objects: Vec<&str> =
+        report["problems"].as_array().unwrap().iter().map(|p| p["object"].as_str().unwrap()).collect();
+    assert_eq!(
+        objects,
+        [format!("derivations/{}/{drv}/tree/style.md", &drv[..2]), format!("environment sha256:{env_id}")]
+    );
+}

@@ -145,4 +145,5 @@ fn nested_mounts_the_deeper_mount_wins_and_the_environment_records_it() {
     assert_eq!(shown["type"], "environment");
     assert_eq!(shown["decisions"][0]["path"], "python/web/http.md");
     assert_eq!(shown["decisions"][0]["winner"], "python/web");
+    env.run(&["verify"]).ok();
 }

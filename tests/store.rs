@@ -152,7 +152,7 @@ fn verify_finds_flipped_blob_deleted_tree_and_stale_latest_file() {
     let env = TestEnv::new();
     let src = fixed_tree(&env);
     env.run(&["ingest", "rules/team/", src.to_str().unwrap()]).ok();
-    insta::assert_snapshot!(env.run(&["verify"]).ok().stdout, @"ok: checked 3 blobs, 4 trees, 1 generations, 1 refs, 3 files in latest/");
+    insta::assert_snapshot!(env.run(&["verify"]).ok().stdout, @"ok: checked 3 blobs, 4 trees, 1 generations, 1 refs, 3 files in latest/, 0 derivations, 0 environments");
 
     // A flipped byte in a blob.
     let id = env.run(&["--json", "ls", "rules/team/README.md"]).ok().json()["entries"][0]["id"]

@@ -24,8 +24,8 @@ pub fn run(ctx: &Context, _args: Args) -> Result<u8> {
     }
     let c = &report.checked;
     let what = format!(
-        "{} blobs, {} trees, {} generations, {} refs, {} files in latest/",
-        c.blobs, c.trees, c.generations, c.refs, c.latest_files
+        "{} blobs, {} trees, {} generations, {} refs, {} files in latest/, {} derivations, {} environments",
+        c.blobs, c.trees, c.generations, c.refs, c.latest_files, c.derivations, c.environments
     );
     if report.ok {
         writeln!(s, "ok: checked {what}").expect("writing to a string");

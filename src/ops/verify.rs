@@ -33,6 +33,8 @@ pub struct Checked {
     pub generations: usize,
     pub refs: usize,
     pub latest_files: usize,
+    pub derivations: usize,
+    pub environments: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -64,6 +66,8 @@ pub fn verify(store_root: &Path, progress: &Progress) -> Result<VerifyReport> {
     v.trees()?;
     let tips = v.generations()?;
     v.latest(&tips)?;
+    let derivations = v.derivations()?;
+    v.environments(&derivations)?;
     let mut problems = v.problems;
     problems.sort_by(|a, b| a.object.cmp(&b.object).then(a.message.cmp(&b.message)));
     Ok(VerifyReport { ok: problems.is_empty(), checked: v.checked, problems })
@@ -284,11 +288,8 @@ impl Verifier<'_> {
                 );
                 continue;
             }
-            let mut seen = BTreeSet::new();
-            self.walk_checkout(&dir, &dir, kind, *seq, &expected, &mut seen)?;
-            for path in expected.keys().filter(|p| !seen.contains(*p)) {
-                self.problem(format!("latest/{kind}/{path}"), format!("is missing (it is in {kind}@g{seq})"));
-            }
+            self.checked.latest_files +=
+                self.check_tree(&dir, &format!("latest/{kind}"), &format!("{kind}@g{seq}"), &expected)?;
         }
         Ok(())
     }
@@ -311,41 +312,149 @@ impl Verifier<'_> {
         true
     }
 
-    fn walk_checkout(
+    /// Checks that the files under `dir` are exactly `expected` (relative path -> blob), each a
+    /// regular file with the blob's content; `label` names `dir` in problems, `what` the object
+    /// it should show. Returns how many files were checked.
+    fn check_tree(
         &mut self,
-        root: &Path,
         dir: &Path,
-        kind: Kind,
-        seq: u64,
+        label: &str,
+        what: &str,
         expected: &BTreeMap<String, Id>,
-        seen: &mut BTreeSet<String>,
-    ) -> Result<()> {
-        for path in read_dir_sorted(dir)? {
-            let rel = path.strip_prefix(root).expect("below the checkout").display().to_string();
-            let object = format!("latest/{kind}/{rel}");
-            let meta = fs::symlink_metadata(&path).map_err(Error::io("stat", &path))?;
-            if meta.is_dir() {
-                self.walk_checkout(root, &path, kind, seq, expected, seen)?;
-                continue;
+    ) -> Result<usize> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for path in read_dir_sorted(&d)? {
+                let rel = path.strip_prefix(dir).expect("below the tree").display().to_string();
+                let object = format!("{label}/{rel}");
+                let meta = fs::symlink_metadata(&path).map_err(Error::io("stat", &path))?;
+                if meta.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let Some(id) = expected.get(&rel) else {
+                    self.problem(object, format!("is not in {what}"));
+                    continue;
+                };
+                seen.insert(rel);
+                if !meta.is_file() {
+                    self.problem(object, "is not a regular file");
+                    continue;
+                }
+                let blob = fs::metadata(self.store.blob_path(id)).ok();
+                let same_inode = blob.is_some_and(|b| b.ino() == meta.ino() && b.dev() == meta.dev());
+                if !same_inode && hash_file(&path).ok().as_ref() != Some(id) {
+                    self.problem(object, format!("does not match {what} (expected blob {id})"));
+                }
             }
-            let Some(id) = expected.get(&rel) else {
-                self.problem(object, format!("is not in {kind}@g{seq}"));
+        }
+        for path in expected.keys().filter(|p| !seen.contains(*p)) {
+            self.problem(format!("{label}/{path}"), format!("is missing (it is in {what})"));
+        }
+        Ok(seen.len())
+    }
+
+    /// Each derivation's record hashes to its id, names only stored blobs, and its `tree/`
+    /// holds exactly its entries.
+    fn derivations(&mut self) -> Result<BTreeMap<Id, BTreeMap<String, Id>>> {
+        let mut found = BTreeMap::new();
+        for (dir, id) in object_dirs(&self.store.root().join("derivations"))? {
+            self.checked.derivations += 1;
+            let Some(id) = id else {
+                let rel = self.rel(&dir);
+                self.problem(rel, "not a derivation directory name");
                 continue;
             };
-            seen.insert(rel);
-            self.checked.latest_files += 1;
-            if !meta.is_file() {
-                self.problem(object, "is not a regular file");
+            let record = match self.store.read_derivation(&id) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.problem(format!("derivation {id}"), e.to_string());
+                    continue;
+                }
+            };
+            let entries: BTreeMap<String, Id> = record
+                .entries
+                .iter()
+                .map(|(p, h)| (p.clone(), Id::from_hex(h).expect("checked on read")))
+                .collect();
+            for (p, blob) in &entries {
+                if !self.blobs.contains(blob) {
+                    self.problem(
+                        format!("derivation {id}"),
+                        format!("entry {p:?} names missing blob {blob}"),
+                    );
+                }
+            }
+            let label = format!("derivations/{}/{}/tree", &id.hex()[..2], id.hex());
+            self.check_tree(&dir.join("tree"), &label, &format!("derivation {}", id.short()), &entries)?;
+            found.insert(id, entries);
+        }
+        Ok(found)
+    }
+
+    /// Each environment's record hashes to its id, mounts stored derivations, and its `tree/`
+    /// holds their files (deeper mounts and recorded decisions winning).
+    fn environments(&mut self, derivations: &BTreeMap<Id, BTreeMap<String, Id>>) -> Result<()> {
+        for (dir, id) in object_dirs(&self.store.root().join("environments"))? {
+            self.checked.environments += 1;
+            let Some(id) = id else {
+                let rel = self.rel(&dir);
+                self.problem(rel, "not an environment directory name");
+                continue;
+            };
+            let record = match self.store.read_environment(&id) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.problem(format!("environment {id}"), e.to_string());
+                    continue;
+                }
+            };
+            let mut mounts: Vec<&(String, Id)> = record.mounts.iter().collect();
+            mounts.sort_by_key(|(m, _)| m.split('/').count());
+            let mut expected: BTreeMap<String, (String, Id)> = BTreeMap::new();
+            let mut complete = true;
+            for (mount, drv) in mounts {
+                let Some(entries) = derivations.get(drv) else {
+                    self.problem(
+                        format!("environment {id}"),
+                        format!("mount {mount:?} names missing derivation {drv}"),
+                    );
+                    complete = false;
+                    continue;
+                };
+                for (p, blob) in entries {
+                    expected.insert(format!("{mount}/{p}"), (mount.clone(), *blob));
+                }
+            }
+            if !complete {
                 continue;
             }
-            let blob = fs::metadata(self.store.blob_path(id)).ok();
-            let same_inode = blob.is_some_and(|b| b.ino() == meta.ino() && b.dev() == meta.dev());
-            if !same_inode && hash_file(&path).ok().as_ref() != Some(id) {
-                self.problem(object, format!("does not match {kind}@g{seq} (expected blob {id})"));
+            for d in &record.decisions {
+                let winner = derivations
+                    .get(&record.mounts.iter().find(|(m, _)| *m == d.winner).map(|(_, i)| *i).unwrap_or(id));
+                let inner = d.path.strip_prefix(&format!("{}/", d.winner));
+                match (winner, inner) {
+                    (Some(entries), Some(rel)) if entries.contains_key(rel) => {
+                        expected.insert(d.path.clone(), (d.winner.clone(), entries[rel]));
+                    }
+                    // The loser's file gave way to the winner's directory.
+                    _ => {
+                        expected.remove(&d.path);
+                    }
+                }
             }
+            let expected = expected.into_iter().map(|(p, (_, b))| (p, b)).collect();
+            let label = format!("environments/{}/{}/tree", &id.hex()[..2], id.hex());
+            self.check_tree(&dir.join("tree"), &label, &format!("environment {}", id.short()), &expected)?;
         }
         Ok(())
     }
+}
+
+/// `dir/<aa>/<hex>/` object directories, each with the id its name claims.
+fn object_dirs(dir: &Path) -> Result<Vec<(PathBuf, Option<Id>)>> {
+    fanout_files(dir, "")
 }
 
 fn check_blob(path: &Path, id: &Id) -> std::result::Result<(), String> {

@@ -108,28 +108,23 @@ impl Store {
 
     /// The generation `refs/<kind>/latest` names, if the kind has any.
     pub fn latest(&self, kind: Kind) -> Result<Option<GenRef>> {
-        let path = self.ref_path(kind);
-        let text = match fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("read", &path)(e)),
-        };
-        let id = parse_id_line(&text)
-            .ok_or_else(|| Error::corrupt("ref", &path, format!("{text:?} is not an id")))?;
-        let generation = self.read_generation(kind, &id)?;
-        Ok(Some(GenRef { id, generation }))
+        self.read_pointer(kind, &self.ref_path(kind), "ref")
     }
 
     /// Generation number `seq` of `kind` in this store.
     pub fn generation_by_seq(&self, kind: Kind, seq: u64) -> Result<Option<GenRef>> {
-        let path = self.index_path(kind, seq);
-        let text = match fs::read_to_string(&path) {
+        self.read_pointer(kind, &self.index_path(kind, seq), "index entry")
+    }
+
+    /// Opens the generation a one-line file (a ref, an index entry) names.
+    fn read_pointer(&self, kind: Kind, path: &std::path::Path, what: &'static str) -> Result<Option<GenRef>> {
+        let text = match fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("read", &path)(e)),
+            Err(e) => return Err(Error::io("read", path)(e)),
         };
         let id = parse_id_line(&text)
-            .ok_or_else(|| Error::corrupt("index entry", &path, format!("{text:?} is not an id")))?;
+            .ok_or_else(|| Error::corrupt(what, path, format!("{text:?} is not an id")))?;
         let generation = self.read_generation(kind, &id)?;
         Ok(Some(GenRef { id, generation }))
     }
