@@ -81,6 +81,26 @@ pub enum Error {
     #[diagnostic(code(memorix::resolve::not_found), help("`memorix ls {kind}/` lists what is there"))]
     PathNotFound { kind: Kind, path: String, seq: u64 },
 
+    #[error("the store has no versions of `{library}` at {place}")]
+    #[diagnostic(
+        code(memorix::resolve::no_versions),
+        help(
+            "ingest one with `memorix ingest {place} DIR --version X` (`memorix versions` lists what the store has)"
+        )
+    )]
+    NoVersions { library: String, place: String },
+
+    #[error(
+        "no version of `{library}` in the store matches {wanted} (match = \"{policy}\"); the store has: {available}"
+    )]
+    #[diagnostic(
+        code(memorix::resolve::no_acceptable_version),
+        help(
+            "ingest the docs for {wanted} with `memorix ingest ... --version {wanted}`, or loosen the mount's `match`"
+        )
+    )]
+    NoAcceptableVersion { library: String, wanted: String, policy: &'static str, available: String },
+
     #[error("`{path}` is a directory")]
     #[diagnostic(code(memorix::resolve::is_directory), help("use `memorix ls {path}/` to list it"))]
     IsDirectory { path: String },

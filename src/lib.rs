@@ -15,4 +15,5 @@ pub mod profile;
 pub mod resolve;
 pub mod source;
 pub mod store;
+pub mod version;
 pub mod view;

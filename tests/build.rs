@@ -330,8 +330,10 @@ fn bad_manifests_exit_2_with_file_and_line_and_touch_nothing() {
     assert!(err.contains("mount path \"../escape\" leaves the project (`..`)"), "{err}");
     let err = bad_manifest("[project]\nmemory = \"/etc/memory\"\n", 2);
     assert!(err.contains("`memory = \"/etc/memory\"` is absolute"), "{err}");
-    let err = bad_manifest("[pins]\nfiles = [\"Cargo.lock\"]\n", 1);
-    assert!(err.contains("[pins] is not supported yet"), "{err}");
+    let err = bad_manifest("[pins]\nfiles = [\"Cargo.lock\"]\n", 2);
+    assert!(err.contains("pin file \"Cargo.lock\" does not exist"), "{err}");
+    let err = bad_manifest("[artifacts]\ncommand = \"summarise\"\n", 1);
+    assert!(err.contains("[artifacts] is not supported yet"), "{err}");
     let err = bad_manifest("[mount.python]\nselect = []\n", 1);
     assert!(err.contains("did you mean `mounts`?"), "{err}");
 }

@@ -2,7 +2,8 @@ use std::fmt::Write;
 
 use super::{Context, render};
 use crate::diagnostics::Result;
-use crate::ops::build::{BuildRequest, build};
+use crate::ops::build::{BuildOutcome, BuildRequest, build};
+use crate::resolve::Refresh;
 
 /// Build the project's memory: lock, realise in the Store, activate .memory/
 ///
@@ -19,7 +20,13 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let outcome = build(&cwd, &ctx.store, &BuildRequest { locked: args.locked }, &ctx.progress)?;
+    let req = BuildRequest { locked: args.locked, refresh: Refresh::Nothing };
+    let outcome = build(&cwd, &ctx.store, &req, &ctx.progress)?;
+    report(ctx, &outcome)
+}
+
+/// Renders a build (or update) outcome; exit 1 when `--locked` refused.
+pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
     if ctx.json {
         render::json(&outcome)?;
         return Ok(if outcome.refused.is_some() { 1 } else { 0 });

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use super::{Context, render};
 use crate::diagnostics::Result;
 use crate::locator::Locator;
-use crate::ops::ingest::{IngestRequest, ingest};
+use crate::ops::ingest::{IngestRequest, VersionLabel, ingest};
 use crate::store::diff::ChangeKind;
 
 /// Add files to the Store as a new generation of one typed tree
@@ -38,11 +38,22 @@ pub struct Args {
     /// A message recorded with the generation (not part of its id)
     #[arg(short, long, value_name = "MSG")]
     message: Option<String>,
+
+    /// Tag the ingested directory as this version of a library (its own generation; the tip
+    /// shows the highest version, an older one is recorded beside it)
+    #[arg(long, value_name = "VERSION")]
+    version: Option<String>,
+
+    /// The library the version belongs to [default: the last component of DEST]
+    #[arg(long, value_name = "NAME", requires = "version")]
+    library: Option<String>,
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let dest = Locator::parse_place(&args.dest)?;
-    let req = IngestRequest { dest, sources: args.sources, merge: args.merge, message: args.message };
+    let version = args.version.map(|version| VersionLabel { version, library: args.library });
+    let req =
+        IngestRequest { dest, sources: args.sources, merge: args.merge, message: args.message, version };
     let outcome = ingest(&ctx.store, req, &ctx.progress)?;
     if ctx.json {
         render::json(&outcome)?;
@@ -50,6 +61,29 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     }
     let mut s = String::new();
     match (&outcome.generation, &outcome.tip) {
+        (Some(g), _) if outcome.version.as_ref().is_some_and(|v| !v.tip) => {
+            let v = outcome.version.as_ref().expect("checked");
+            writeln!(
+                s,
+                "Recorded {} {} in {} (an older version: latest/ keeps showing the highest)",
+                v.library,
+                v.version,
+                render::generation(g)
+            )
+            .expect("writing to a string");
+        }
+        (Some(g), _) if outcome.version.is_some() => {
+            let v = outcome.version.as_ref().expect("checked");
+            writeln!(
+                s,
+                "Ingested {} {} into {} as {}",
+                v.library,
+                v.version,
+                outcome.dest,
+                render::generation(g)
+            )
+            .expect("writing to a string");
+        }
         (Some(g), _) => {
             let count = |k| outcome.changes.iter().filter(|c| c.change == k).count();
             writeln!(

@@ -37,6 +37,10 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
             write!(s, "  {m}").expect("writing to a string");
         }
         s.push('\n');
+        for t in &g.tags {
+            writeln!(s, "    version {} {} at {}/{}/", t.library, t.version, g.kind, t.path)
+                .expect("writing to a string");
+        }
         let limit = if args.full { usize::MAX } else { SHOWN };
         for c in e.changes.iter().take(limit) {
             writeln!(s, "    {} {}/{}", c.change.letter(), g.kind, c.path).expect("writing to a string");

@@ -13,7 +13,9 @@ mod ls;
 mod render;
 mod rm;
 mod show;
+mod update;
 mod verify;
+mod versions;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -31,7 +33,7 @@ use crate::store::Store;
 /// Every ingest records a generation of one typed tree (rules/, docs/ or chat/); old content
 /// stays addressable by locator, e.g. `rules/python/style.md@g1`.
 #[derive(Debug, Parser)]
-#[command(name = "memorix", version, propagate_version = true, max_term_width = 100)]
+#[command(name = "memorix", version, max_term_width = 100)]
 pub struct Cli {
     /// The Store directory [default: $XDG_DATA_HOME/memorix/store]
     #[arg(long, global = true, env = "MEMORIX_STORE", value_name = "DIR")]
@@ -65,6 +67,7 @@ enum Command {
     Init(init::Args),
     Build(build::Args),
     Lock(lock::Args),
+    Update(update::Args),
     Graph(graph::Args),
     Explain(explain::Args),
     Ingest(ingest::Args),
@@ -74,6 +77,7 @@ enum Command {
     Log(log::Args),
     Show(show::Args),
     Verify(verify::Args),
+    Versions(versions::Args),
     Completions(completions::Args),
 }
 
@@ -125,6 +129,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Init(a) => init::run(&ctx, a),
         Command::Build(a) => build::run(&ctx, a),
         Command::Lock(a) => lock::run(&ctx, a),
+        Command::Update(a) => update::run(&ctx, a),
         Command::Graph(a) => graph::run(&ctx, a),
         Command::Explain(a) => explain::run(&ctx, a),
         Command::Ingest(a) => ingest::run(&ctx, a),
@@ -134,6 +139,16 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Log(a) => log::run(&ctx, a),
         Command::Show(a) => show::run(&ctx, a),
         Command::Verify(a) => verify::run(&ctx, a),
+        Command::Versions(a) => versions::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
     }
 }

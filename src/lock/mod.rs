@@ -22,10 +22,10 @@ pub struct Lockfile {
     pub version: u32,
     pub environment: LockedEnvironment,
     /// Mount path -> what it resolved to.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub mounts: BTreeMap<String, LockedMount>,
     /// Store place -> the project folder ingested there and its content hash.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sources: BTreeMap<String, LockedSource>,
 }
 
@@ -62,6 +62,21 @@ pub struct LockedLocator {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub generation: Option<Id>,
+    /// The library version it resolved to (`@v`, `@pin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// For `@pin`: the pin it followed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<LockedPin>,
+}
+
+/// A requested library's pin: which pin file, which version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LockedPin {
+    pub library: String,
+    pub file: String,
+    pub version: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -204,6 +219,8 @@ mod tests {
                             kind: EntryKind::Tree,
                             id: Id::of_bytes(d),
                             generation: None,
+                            version: None,
+                            pin: None,
                         }],
                     };
                     (n.to_string(), m)

@@ -3,6 +3,7 @@
 pub mod init;
 pub mod raw;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,7 @@ use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 
 use crate::diagnostics::{Error, Result};
 use crate::locator::{Locator, NameProblem, StorePath};
+use crate::version::MatchPolicy;
 pub use raw::Delivery;
 use raw::RawManifest;
 
@@ -30,6 +32,15 @@ pub struct Manifest {
     pub sources: Vec<SourceDecl>,
     pub mounts: Vec<MountDecl>,
     pub overrides: Vec<OverrideDecl>,
+    pub pins: PinsDecl,
+}
+
+/// `[pins]`: the lockfiles library versions come from, and the target their markers are
+/// evaluated against (never the host).
+#[derive(Debug, Clone, Default)]
+pub struct PinsDecl {
+    pub files: Vec<String>,
+    pub markers: BTreeMap<String, String>,
 }
 
 /// A project folder ingested at `dest` at build time.
@@ -50,6 +61,12 @@ pub struct MountDecl {
     pub include: Vec<String>,
     pub exclude: Vec<String>,
     pub intent: Option<String>,
+    /// How closely a `@pin` / `@v` version must match, as written (see [`MountDecl::policy`]).
+    pub match_policy: Option<MatchPolicy>,
+    /// The library a `@pin` asks for, when it is not the locator's last path component.
+    pub library: Option<String>,
+    /// Chooses among several pinned versions of the library.
+    pub version: Option<String>,
     filter: Filter,
 }
 
@@ -60,6 +77,11 @@ struct Filter {
 }
 
 impl MountDecl {
+    /// The `match` policy in force (default minor).
+    pub fn policy(&self) -> MatchPolicy {
+        self.match_policy.unwrap_or_default()
+    }
+
     /// Whether a mount-relative path passes `include`/`exclude`.
     pub fn keeps(&self, rel: &str) -> bool {
         self.filter.include.as_ref().is_none_or(|s| s.is_match(rel)) && !self.filter.exclude.is_match(rel)
@@ -218,8 +240,26 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
             ),
         )
     };
-    if raw.pins.is_some() {
-        return Err(unsupported(&["pins"], "[pins]"));
+    let pins = raw.pins.unwrap_or_default();
+    for (i, file) in pins.files.iter().enumerate() {
+        let path = project_path(file).ok().filter(|p| !p.is_root()).ok_or_else(|| {
+            ctx.err(
+                spans.element(&["pins", "files"], i),
+                "memorix::manifest::bad_pin_file",
+                format!("pin file {file:?} is not a file inside the project"),
+                "here",
+                Some("list lockfiles relative to memorix.toml, e.g. \"Cargo.lock\"".into()),
+            )
+        })?;
+        if !dir.join(path.as_str()).is_file() {
+            return Err(ctx.err(
+                spans.element(&["pins", "files"], i),
+                "memorix::manifest::missing_pin_file",
+                format!("pin file {file:?} does not exist"),
+                "not found",
+                Some(format!("create {} or remove it from [pins] files", dir.join(path.as_str()).display())),
+            ));
+        }
     }
     if raw.artifacts.is_some() {
         return Err(unsupported(&["artifacts"], "[artifacts]"));
@@ -315,14 +355,14 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
                 Some("e.g. [mounts.python]".into()),
             ));
         }
-        for (field, present) in [
-            ("match", m.match_policy.is_some()),
-            ("library", m.library.is_some()),
-            ("version", m.version.is_some()),
-        ] {
-            if present {
-                return Err(unsupported(&["mounts", name, field], &format!("mount key `{field}`")));
-            }
+        if path.as_str() == crate::deliver::INDEX {
+            return Err(ctx.err(
+                spans.key(&key),
+                "memorix::manifest::bad_mount",
+                format!("mount path {name:?} is taken by the memory directory's index"),
+                "here",
+                Some("choose another mount path".into()),
+            ));
         }
         if m.select.is_empty() {
             return Err(ctx.err(
@@ -376,6 +416,9 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
             include: m.include.clone(),
             exclude: m.exclude.clone(),
             intent: m.intent.clone(),
+            match_policy: m.match_policy,
+            library: m.library.clone(),
+            version: m.version.clone(),
             filter,
         });
     }
@@ -429,6 +472,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
 
     Ok(Manifest {
         dir: dir.to_path_buf(),
+        pins: PinsDecl { files: pins.files, markers: pins.markers },
         name: project.name,
         intent: project.intent,
         memory,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub struct RawManifest {
     #[serde(default)]
     pub project: RawProject,
-    /// Where library versions come from (not supported yet).
+    /// Where library versions come from: the project's lockfiles.
     pub pins: Option<RawPins>,
     /// Project-local folders ingested into the Store at build time: Store place = folder.
     #[serde(default)]
@@ -58,8 +58,10 @@ pub enum Delivery {
 #[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPins {
+    /// Cargo.lock, requirements*.txt, uv.lock, poetry.lock, package-lock.json.
     #[serde(default)]
     pub files: Vec<String>,
+    /// The target environment markers are evaluated against, e.g. sys_platform = "linux".
     #[serde(default)]
     pub markers: BTreeMap<String, String>,
 }
@@ -77,11 +79,12 @@ pub struct RawMount {
     pub exclude: Vec<String>,
     /// Why this mount exists; grep-able text for its quest.
     pub intent: Option<String>,
-    /// How closely a `@pin` version must match (not supported yet).
+    /// How closely an ingested version must match the pinned one: exact, minor (default:
+    /// the highest with the same major.minor) or major (Cargo's caret rule).
     #[serde(rename = "match")]
-    pub match_policy: Option<String>,
-    /// The library a `@pin` locator asks for (not supported yet).
+    pub match_policy: Option<crate::version::MatchPolicy>,
+    /// The library a `@pin` locator asks for, when it is not the last path component.
     pub library: Option<String>,
-    /// The version of the library to use (not supported yet).
+    /// Chooses among several versions of the library pinned in one lockfile.
     pub version: Option<String>,
 }

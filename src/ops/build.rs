@@ -10,13 +10,15 @@ use super::project::Project;
 use crate::deliver;
 use crate::diagnostics::{Error, Result};
 use crate::profile::Profile;
-use crate::resolve::{self, CheckReport};
+use crate::resolve::{self, CheckReport, Refresh};
 use crate::store::generation::now_rfc3339;
 use crate::store::{Id, Store};
 
 pub struct BuildRequest {
     /// Materialise exactly the lock; refuse (exit 1) when it is stale.
     pub locked: bool,
+    /// Mounts to resolve again to the Store's current state (`memorix update`).
+    pub refresh: Refresh,
 }
 
 #[derive(Debug, Serialize)]
@@ -57,6 +59,17 @@ pub fn build(
     let project = Project::open(start)?;
     let _project_lock = project.lock()?;
     let m = &project.manifest;
+    if let Refresh::Mounts(names) = &req.refresh {
+        for name in names {
+            if m.mounts.iter().all(|x| x.path.as_str() != name) {
+                let known: Vec<&str> = m.mounts.iter().map(|x| x.path.as_str()).collect();
+                return Err(Error::usage(
+                    format!("memorix.toml has no mount `{name}`"),
+                    Some(format!("the mounts are: {}", known.join(", "))),
+                ));
+            }
+        }
+    }
     let memory = m.memory_dir();
     check_memory_inside(&m.dir, &memory)?;
 
@@ -81,7 +94,7 @@ pub fn build(
         resolve::ingest_sources(m, &writer, progress)?;
         (resolution, false, Vec::new())
     } else {
-        let (resolution, outcome) = super::lock::lock_with(&project, &writer, progress)?;
+        let (resolution, outcome) = super::lock::lock_with(&project, &writer, &req.refresh, progress)?;
         (resolution, outcome.written, outcome.resolved)
     };
     let mut derivations = Vec::new();

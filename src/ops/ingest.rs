@@ -7,13 +7,16 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{GenSummary, Progress, commit_generation};
-use crate::diagnostics::Result;
+use crate::diagnostics::{Error, Result};
 use crate::locator::{Locator, StorePath};
 use crate::source::{self, Layout};
 use crate::store::diff::{Change, diff_trees};
 use crate::store::edit::{Dir, TreeEditor};
+use crate::store::generation::VersionTag;
 use crate::store::lock::WriteStats;
+use crate::store::tree::Tree;
 use crate::store::{Id, Store, Writer};
+use crate::version;
 
 pub struct IngestRequest {
     /// Where the content goes; a place, without selector.
@@ -23,6 +26,24 @@ pub struct IngestRequest {
     /// Add and change only; keep what DEST holds that the sources do not.
     pub merge: bool,
     pub message: Option<String>,
+    /// Tag the ingested subtree as a version of a library.
+    pub version: Option<VersionLabel>,
+}
+
+#[derive(Debug, Clone)]
+pub struct VersionLabel {
+    pub version: String,
+    /// Defaults to the last component of DEST.
+    pub library: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TaggedVersion {
+    pub library: String,
+    pub version: String,
+    pub tree: Id,
+    /// Whether this version is now the one `latest/` shows (false for a backfill).
+    pub tip: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -35,14 +56,27 @@ pub struct IngestOutcome {
     pub changes: Vec<Change>,
     pub written: WriteStats,
     pub files: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<TaggedVersion>,
 }
 
 pub fn ingest(store_root: &Path, req: IngestRequest, progress: &Progress) -> Result<IngestOutcome> {
     let layout = source::layout(&req.dest, &req.sources)?;
+    if req.version.is_some()
+        && (!matches!(layout, Layout::Tree { .. }) || req.dest.path.is_root() || req.merge)
+    {
+        return Err(Error::usage(
+            "--version tags a directory: DEST must be a subtree such as docs/httpx/ (and not --merge)",
+            Some(format!(
+                "e.g. memorix ingest {}/ DIR --version 1.2.3",
+                req.dest.place().trim_end_matches('/')
+            )),
+        ));
+    }
     let store = Store::open_or_create(store_root)?;
     let writer = store.writer()?;
     super::heal_latest(&writer)?;
-    ingest_with(&writer, &req.dest, layout, req.merge, req.message, progress)
+    ingest_with(&writer, &req.dest, layout, req.merge, req.version.as_ref(), req.message, progress)
 }
 
 /// Ingests an already scanned source under a held writer lock.
@@ -51,6 +85,7 @@ pub(crate) fn ingest_with(
     dest: &Locator,
     layout: Layout,
     merge: bool,
+    label: Option<&VersionLabel>,
     message: Option<String>,
     progress: &Progress,
 ) -> Result<IngestOutcome> {
@@ -60,16 +95,16 @@ pub(crate) fn ingest_with(
     let old_root = parent.as_ref().map(|g| g.generation.root);
     let mut editor = TreeEditor::new(store, old_root.as_ref())?;
 
-    let files = match layout {
+    let (files, dir) = match layout {
         Layout::Stdin => {
             let id = writer.put_blob_reader(&mut io::stdin().lock(), Path::new("<stdin>"))?;
             editor.put_blob(&dest.path, id)?;
-            1
+            (1, None)
         }
         Layout::File(path) => {
             let id = writer.put_blob_file(&path)?;
             editor.put_blob(&dest.path, id)?;
-            1
+            (1, None)
         }
         Layout::Tree { files, replaces } => {
             let bar = progress.bar(files.len() as u64, "hashing");
@@ -86,22 +121,74 @@ pub(crate) fn ingest_with(
             for ((rel, _), id) in files.iter().zip(ids) {
                 dir.insert_blob(rel, id);
             }
+            (files.len(), Some((dir, replaces)))
+        }
+    };
+
+    let mut tags = Vec::new();
+    let mut tagged = None;
+    let new_root = match (dir, label) {
+        (Some((dir, _)), Some(label)) => {
+            let library = label
+                .library
+                .clone()
+                .unwrap_or_else(|| dest.path.file_name().expect("checked: DEST is not the root").to_string());
+            let index = store.versions(kind)?;
+            let existing = index.entries(&library);
+            let known: Vec<&str> = existing.iter().map(|e| e.version.as_str()).collect();
+            let all: Vec<&str> = known.iter().copied().chain([label.version.as_str()]).collect();
+            // The tip shows the highest version; an older one is recorded beside it (backfill).
+            let tip = version::highest(version::scheme_for(all.iter().copied()), all.iter().copied())
+                == Some(label.version.as_str());
+            let (root, tree) = if tip {
+                editor.put_dir(&dest.path, dir)?;
+                let root = editor.write(writer)?;
+                let tree = store.lookup(&root, &dest.path)?.map_or_else(Tree::empty_id, |(_, id)| id);
+                (root, tree)
+            } else {
+                let tree = dir.build(&mut |t| writer.put_tree(t))?.unwrap_or_else(Tree::empty_id);
+                (old_root.unwrap_or_else(Tree::empty_id), tree)
+            };
+            let already = existing
+                .iter()
+                .any(|e| e.version == label.version && e.tree == tree && e.path == dest.path.as_str());
+            if !(already && Some(root) == old_root) {
+                tags.push(VersionTag {
+                    library: library.clone(),
+                    version: label.version.clone(),
+                    path: dest.path.to_string(),
+                    tree,
+                });
+            }
+            tagged = Some(TaggedVersion { library, version: label.version.clone(), tree, tip });
+            root
+        }
+        (Some((dir, replaces)), None) => {
             if replaces && !merge {
                 editor.put_dir(&dest.path, dir)?;
             } else {
                 editor.merge_dir(&dest.path, dir)?;
             }
-            files.len()
+            editor.write(writer)?
         }
+        (None, _) => editor.write(writer)?,
     };
-    let new_root = editor.write(writer)?;
+
     let changes = diff_trees(store, old_root.as_ref(), Some(&new_root), &StorePath::root())?;
     let dest = dest.place();
-    if changes.is_empty() {
+    if changes.is_empty() && tags.is_empty() {
         let tip = parent.map(|g| GenSummary::new(&g.id, &g.generation));
-        return Ok(IngestOutcome { dest, generation: None, tip, changes, written: writer.stats(), files });
+        return Ok(IngestOutcome {
+            dest,
+            generation: None,
+            tip,
+            changes,
+            written: writer.stats(),
+            files,
+            version: tagged,
+        });
     }
-    let committed = commit_generation(writer, kind, parent.as_ref(), new_root, message)?;
+    let committed = commit_generation(writer, kind, parent.as_ref(), new_root, tags, message)?;
     let summary = GenSummary::new(&committed.id, &committed.generation);
     Ok(IngestOutcome {
         dest,
@@ -110,5 +197,6 @@ pub(crate) fn ingest_with(
         changes,
         written: writer.stats(),
         files,
+        version: tagged,
     })
 }

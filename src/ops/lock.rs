@@ -8,7 +8,7 @@ use super::Progress;
 use super::project::{LockState, Project};
 use crate::diagnostics::{Error, Result};
 use crate::lock::{self, Lockfile};
-use crate::resolve::{self, CheckReport, Resolution};
+use crate::resolve::{self, CheckReport, Refresh, Resolution};
 use crate::store::{Id, Store, Writer};
 
 #[derive(Debug, Serialize)]
@@ -28,7 +28,7 @@ pub fn lock(start: &Path, store_root: &Path, progress: &Progress) -> Result<Lock
     let store = Store::open_or_create(store_root)?;
     let writer = store.writer()?;
     super::heal_latest(&writer)?;
-    let (_, outcome) = lock_with(&project, &writer, progress)?;
+    let (_, outcome) = lock_with(&project, &writer, &Refresh::Nothing, progress)?;
     Ok(outcome)
 }
 
@@ -36,6 +36,7 @@ pub fn lock(start: &Path, store_root: &Path, progress: &Progress) -> Result<Lock
 pub(crate) fn lock_with(
     project: &Project,
     writer: &Writer,
+    refresh: &Refresh,
     progress: &Progress,
 ) -> Result<(Resolution, LockOutcome)> {
     let (previous, previous_text, healed) = match project.read_lock()? {
@@ -48,7 +49,7 @@ pub(crate) fn lock_with(
             (merged, Some(text), true)
         }
     };
-    let resolution = resolve::resolve(&project.manifest, writer, previous.as_ref(), progress)?;
+    let resolution = resolve::resolve(&project.manifest, writer, previous.as_ref(), refresh, progress)?;
     let written = project.write_lock(&resolution.lock, previous_text.as_deref())?;
     let outcome = LockOutcome {
         written,

@@ -14,13 +14,14 @@ pub mod project;
 pub mod rm;
 pub mod show;
 pub mod verify;
+pub mod versions;
 
 use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::diagnostics::Result;
 use crate::locator::Kind;
-use crate::store::generation::{GenRef, Generation, GenerationMeta, now_rfc3339};
+use crate::store::generation::{GenRef, Generation, GenerationMeta, VersionTag, now_rfc3339};
 use crate::store::{Id, Writer};
 
 /// Whether long operations may draw progress bars (the CLI enables them on a terminal).
@@ -55,6 +56,9 @@ pub struct GenSummary {
     pub parent: Option<Id>,
     pub time: String,
     pub message: Option<String>,
+    /// Version labels this generation added.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<VersionTag>,
 }
 
 impl GenSummary {
@@ -67,6 +71,7 @@ impl GenSummary {
             parent: g.parent,
             time: g.meta.time.clone(),
             message: g.meta.message.clone(),
+            tags: g.tags.clone(),
         }
     }
 }
@@ -77,6 +82,7 @@ pub(crate) fn stage_generation(
     kind: Kind,
     parent: Option<&GenRef>,
     root: Id,
+    tags: Vec<VersionTag>,
     message: Option<String>,
 ) -> Result<GenRef> {
     let generation = Generation {
@@ -84,7 +90,7 @@ pub(crate) fn stage_generation(
         seq: parent.map_or(1, |p| p.generation.seq + 1),
         root,
         parent: parent.map(|p| p.id),
-        tags: Vec::new(),
+        tags,
         meta: GenerationMeta { message, time: now_rfc3339() },
     };
     let id = writer.put_generation(&generation)?;
@@ -99,6 +105,7 @@ pub(crate) fn publish(writer: &Writer, staged: &[GenRef]) -> Result<()> {
     }
     for g in staged {
         writer.refresh_latest(g.generation.kind, &g.generation.root)?;
+        writer.update_version_index(g)?;
     }
     Ok(())
 }
@@ -108,9 +115,10 @@ pub(crate) fn commit_generation(
     kind: Kind,
     parent: Option<&GenRef>,
     root: Id,
+    tags: Vec<VersionTag>,
     message: Option<String>,
 ) -> Result<GenRef> {
-    let staged = stage_generation(writer, kind, parent, root, message)?;
+    let staged = stage_generation(writer, kind, parent, root, tags, message)?;
     publish(writer, std::slice::from_ref(&staged))?;
     Ok(staged)
 }

@@ -63,7 +63,7 @@ pub fn rm(store_root: &Path, req: RmRequest) -> Result<RmOutcome> {
         }
         let new_root = editor.write(&writer)?;
         let changes = diff_trees(&store, Some(&root), Some(&new_root), &StorePath::root())?;
-        let g = stage_generation(&writer, kind, Some(&tip), new_root, req.message.clone())?;
+        let g = stage_generation(&writer, kind, Some(&tip), new_root, Vec::new(), req.message.clone())?;
         out.push(KindChanges { generation: GenSummary::new(&g.id, &g.generation), changes });
         staged.push(g);
     }

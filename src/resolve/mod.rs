@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Locator, Selector};
+use crate::locator::{Kind, Locator, Selector};
 use crate::lock::{LockedEnvironment, LockedLocator, LockedMount, LockedSource, Lockfile, VERSION};
 use crate::manifest::{Manifest, MountDecl, SourceDecl};
 use crate::ops::Progress;
@@ -20,6 +20,28 @@ use crate::store::{Id, Store, Writer, canonical};
 use crate::view::derivation::{self, DerivationPlan, Selected};
 use crate::view::environment::{self, EnvironmentPlan};
 pub use graph::Graph;
+
+/// Which mounts `resolve` must resolve again although their lock entry is current.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Refresh {
+    /// None: the lock is sticky (`memorix lock`, `memorix build`).
+    #[default]
+    Nothing,
+    /// `memorix update`: every mount.
+    All,
+    /// `memorix update MOUNT...`
+    Mounts(std::collections::BTreeSet<String>),
+}
+
+impl Refresh {
+    fn includes(&self, mount: &str) -> bool {
+        match self {
+            Refresh::Nothing => false,
+            Refresh::All => true,
+            Refresh::Mounts(names) => names.contains(mount),
+        }
+    }
+}
 
 /// A manifest evaluated: the lock and the plans behind it.
 pub struct Resolution {
@@ -49,9 +71,9 @@ pub fn mount_inputs(m: &Manifest, mount: &MountDecl) -> Id {
         select: mount.select.iter().map(Locator::to_string).collect(),
         include: &mount.include,
         exclude: &mount.exclude,
-        match_policy: None,
-        library: None,
-        version: None,
+        match_policy: mount.match_policy.map(|p| p.as_str().to_string()),
+        library: mount.library.clone(),
+        version: mount.version.clone(),
         overrides: m.overrides_under(&mount.path).map(|o| (o.path.to_string(), o.winner.place())).collect(),
     };
     canonical::object_id("inputs", &canonical::encode(&inputs))
@@ -73,8 +95,15 @@ pub(crate) fn ingest_sources(
     for s in &m.sources {
         let layout = source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])?;
         let project = m.name.as_deref().unwrap_or("the project");
-        let outcome =
-            ingest_with(writer, &s.dest, layout, false, Some(format!("[sources] of {project}")), progress)?;
+        let outcome = ingest_with(
+            writer,
+            &s.dest,
+            layout,
+            false,
+            None,
+            Some(format!("[sources] of {project}")),
+            progress,
+        )?;
         let tip = outcome.tip.ok_or(Error::EmptyKind { kind: s.dest.kind })?;
         let hash = match writer.store.lookup(&tip.root, &s.dest.path)? {
             Some((_, id)) => id,
@@ -89,9 +118,15 @@ fn is_pinned(loc: &Locator) -> bool {
     matches!(loc.selector, Some(Selector::Generation(_) | Selector::Hash(_)))
 }
 
-/// Resolves a locator against the Store's current state.
-fn resolve_fresh(store: &Store, loc: &Locator) -> Result<(Selected, LockedLocator)> {
-    let found = store.locate(loc)?;
+/// Resolves a locator of `mount` against the Store's current state.
+/// Also returns the tagged (library, version) it came from.
+fn resolve_fresh(store: &Store, mount: &MountDecl, loc: &Locator) -> Result<Fresh> {
+    let found = match &loc.selector {
+        Some(Selector::Version(v)) => {
+            store.locate_version(loc, mount.library.as_deref(), v, mount.policy())?
+        }
+        _ => store.locate(loc)?,
+    };
     let pinned = is_pinned(loc);
     let selected = Selected {
         locator: loc.clone(),
@@ -105,9 +140,13 @@ fn resolve_fresh(store: &Store, loc: &Locator) -> Result<(Selected, LockedLocato
         kind: found.kind,
         id: found.id,
         generation: pinned.then_some(found.generation.id),
+        version: found.version.as_ref().map(|(_, v)| v.clone()),
+        pin: None,
     };
-    Ok((selected, locked))
+    Ok((selected, locked, found.version))
 }
+
+type Fresh = (Selected, LockedLocator, Option<(String, String)>);
 
 /// Rebuilds a mount's selection from its lock entry (no re-resolution).
 fn from_lock(store: Option<&Store>, mount: &MountDecl, locked: &LockedMount) -> Result<Vec<Selected>> {
@@ -144,6 +183,33 @@ fn from_lock(store: Option<&Store>, mount: &MountDecl, locked: &LockedMount) -> 
     Ok(out)
 }
 
+/// A mount never holds two versions of one library.
+fn one_version_per_library(mount: &MountDecl, fresh: &[Fresh]) -> Result<()> {
+    let mut seen: BTreeMap<(Kind, &str), (&Locator, &str)> = BTreeMap::new();
+    for (selected, _, tagged) in fresh {
+        let loc = &selected.locator;
+        let Some((library, version)) = tagged else { continue };
+        match seen.get(&(loc.kind, library.as_str())) {
+            Some((other, v)) if *v != version.as_str() => {
+                return Err(Error::usage(
+                    format!(
+                        "mount `{}` would mix two versions of {library}: {other} gives {v}, {loc} gives {version}",
+                        mount.path
+                    ),
+                    Some(
+                        "a mount holds one version of a library; use one version selector per library"
+                            .to_string(),
+                    ),
+                ));
+            }
+            _ => {
+                seen.insert((loc.kind, library), (loc, version));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn plan_mount(
     trees: &dyn TreeSource,
     m: &Manifest,
@@ -160,6 +226,7 @@ pub fn resolve(
     m: &Manifest,
     writer: &Writer,
     previous: Option<&Lockfile>,
+    refresh: &Refresh,
     progress: &Progress,
 ) -> Result<Resolution> {
     Graph::build(m)?;
@@ -179,13 +246,18 @@ pub fn resolve(
         });
         let keep =
             previous.and_then(|p| p.mounts.get(&name)).filter(|l| l.inputs == inputs && !sources_moved);
+        let keep = keep.filter(|_| !refresh.includes(&name));
         let (selected, locators) = match keep.map(|l| from_lock(Some(store), mount, l)) {
             Some(Ok(sel)) => (sel, keep.expect("kept").locators.clone()),
             _ => {
                 resolved.push(name.clone());
-                let pairs =
-                    mount.select.iter().map(|l| resolve_fresh(store, l)).collect::<Result<Vec<_>>>()?;
-                pairs.into_iter().unzip()
+                let pairs = mount
+                    .select
+                    .iter()
+                    .map(|l| resolve_fresh(store, mount, l))
+                    .collect::<Result<Vec<_>>>()?;
+                one_version_per_library(mount, &pairs)?;
+                pairs.into_iter().map(|(s, l, _)| (s, l)).unzip()
             }
         };
         let plan = plan_mount(store, m, mount, &selected)?;

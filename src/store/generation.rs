@@ -171,8 +171,8 @@ impl Store {
                 }
             }
             Some(sel @ (Selector::Version(_) | Selector::Pin)) => Err(Error::usage(
-                format!("the selector @{sel} needs version pins, which are not supported yet"),
-                Some("use @latest, @gN or a generation hash".to_string()),
+                format!("@{sel} names a version, not a generation"),
+                Some("resolve version selectors with `Store::locate`".to_string()),
             )),
         }
     }

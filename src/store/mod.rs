@@ -12,6 +12,7 @@ pub mod id;
 pub mod locate;
 pub mod lock;
 pub mod tree;
+pub mod versions;
 
 use std::fs;
 use std::io;

@@ -1,0 +1,85 @@
+//! `memorix versions [LIBRARY|PATH]`: the library versions the Store holds.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::diagnostics::Result;
+use crate::locator::{Kind, Locator, StorePath};
+use crate::store::versions::library_key;
+use crate::store::{Id, Store};
+use crate::version;
+
+#[derive(Debug, Serialize)]
+pub struct LibraryVersions {
+    pub kind: Kind,
+    pub library: String,
+    /// Where it is ingested, e.g. `docs/httpx/`.
+    pub place: String,
+    /// Highest first.
+    pub versions: Vec<VersionRow>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct VersionRow {
+    pub version: String,
+    pub tree: Id,
+    pub generation: Id,
+    pub seq: u64,
+    /// The version `latest/` shows.
+    pub latest: bool,
+}
+
+/// Every tagged library, or those named `filter` (a library name, or a locator place).
+pub fn versions(store_root: &Path, filter: Option<&str>) -> Result<Vec<LibraryVersions>> {
+    let store = Store::open(store_root)?;
+    let place = filter
+        .filter(|f| f.contains('/') || Kind::parse(f).is_some())
+        .map(Locator::parse_place)
+        .transpose()?;
+    let mut out = Vec::new();
+    for kind in Kind::ALL {
+        if place.as_ref().is_some_and(|p| p.kind != kind) {
+            continue;
+        }
+        let index = store.versions(kind)?;
+        let tip_root = store.latest(kind)?.map(|g| g.generation.root);
+        for (key, entries) in &index.libraries {
+            if place.is_none() && filter.is_some_and(|f| library_key(f) != *key) {
+                continue;
+            }
+            // A library may be ingested at several places; list each.
+            let mut paths: Vec<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+            paths.dedup();
+            for path in paths {
+                let at = StorePath::new(path).expect("index paths come from validated tags");
+                if place.as_ref().is_some_and(|p| !at.starts_with(&p.path) && !p.path.starts_with(&at)) {
+                    continue;
+                }
+                let here: Vec<_> = entries.iter().filter(|e| e.path == path).collect();
+                let shown = match tip_root {
+                    Some(root) => store.lookup(&root, &at)?.map(|(_, id)| id),
+                    None => None,
+                };
+                let mut order: Vec<String> = here.iter().map(|e| e.version.clone()).collect();
+                version::sort_descending(&mut order);
+                let versions = order
+                    .iter()
+                    .map(|v| {
+                        let e = here.iter().find(|e| &e.version == v).expect("from these entries");
+                        VersionRow {
+                            version: v.clone(),
+                            tree: e.tree,
+                            generation: e.generation,
+                            seq: e.seq,
+                            latest: shown == Some(e.tree),
+                        }
+                    })
+                    .collect();
+                let library = key.clone();
+                out.push(LibraryVersions { kind, library, place: format!("{kind}/{path}/"), versions });
+            }
+        }
+    }
+    Ok(out)
+}
