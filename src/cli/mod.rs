@@ -10,6 +10,7 @@ mod init;
 mod lock;
 mod log;
 mod ls;
+mod profile;
 mod render;
 mod rm;
 mod show;
@@ -68,6 +69,9 @@ enum Command {
     Build(build::Args),
     Lock(lock::Args),
     Update(update::Args),
+    Profile(profile::ProfileArgs),
+    Rollback(profile::RollbackArgs),
+    Activate(profile::ActivateArgs),
     Graph(graph::Args),
     Explain(explain::Args),
     Ingest(ingest::Args),
@@ -130,6 +134,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Build(a) => build::run(&ctx, a),
         Command::Lock(a) => lock::run(&ctx, a),
         Command::Update(a) => update::run(&ctx, a),
+        Command::Profile(a) => profile::profile(&ctx, a),
+        Command::Rollback(a) => profile::rollback(&ctx, a),
+        Command::Activate(a) => profile::activate(&ctx, a),
         Command::Graph(a) => graph::run(&ctx, a),
         Command::Explain(a) => explain::run(&ctx, a),
         Command::Ingest(a) => ingest::run(&ctx, a),

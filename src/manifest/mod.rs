@@ -282,15 +282,6 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
         })?,
     };
     let delivery = project.delivery.unwrap_or_default();
-    if !matches!(delivery, Delivery::Auto | Delivery::Copy) {
-        return Err(ctx.err(
-            spans.value(&["project", "delivery"]),
-            "memorix::manifest::unsupported",
-            format!("delivery {:?} is not supported yet", format!("{delivery:?}").to_lowercase()),
-            "not supported yet",
-            Some("use \"auto\" (reflink where possible, else copy) or \"copy\"".into()),
-        ));
-    }
 
     let mut sources = Vec::new();
     for (dest_text, folder_text) in &raw.sources {

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::Progress;
 use super::project::Project;
-use crate::deliver;
+use crate::deliver::{self, Delivery};
 use crate::diagnostics::{Error, Result};
 use crate::profile::Profile;
 use crate::resolve::{self, CheckReport, Refresh};
@@ -33,7 +33,22 @@ pub struct BuiltDerivation {
 pub struct Activated {
     pub generation: u64,
     pub files: usize,
+    /// Unchanged files taken over from the previous activation.
+    pub reused: usize,
     pub memory: String,
+}
+
+/// Activates `delivery`, reusing the files of the environment the memory directory shows now.
+pub(crate) fn activate_with_reuse(
+    store: &Store,
+    project: &Project,
+    delivery: &Delivery,
+    shown: Option<Id>,
+) -> Result<deliver::Placed> {
+    let m = &project.manifest;
+    // A previous environment the store no longer has just means nothing is reused.
+    let previous = shown.and_then(|id| Delivery::from_store(store, id, m, 0).ok()).map(|d| d.files);
+    deliver::activate(store, &project.state_dir, &m.memory_dir(), delivery, m.delivery, previous.as_ref())
 }
 
 #[derive(Debug, Serialize)]
@@ -107,18 +122,23 @@ pub fn build(
 
     let mut profile = Profile::load(&project.state_dir)?;
     let current = profile.current().cloned();
+    let shown = deliver::shown_environment(&memory);
     let activated = match current {
-        Some(b) if b.environment == env_id && deliver::is_active(&memory, &env_id) => None,
+        Some(b) if b.environment == env_id && shown == Some(env_id) => None,
         _ => {
             let generation = match current {
                 Some(b) if b.environment == env_id => b.generation,
                 _ => profile.bind(env_id, "build", now_rfc3339()),
             };
-            let index = deliver::index_text(&store, m, &env_id, &resolution.environment, generation)?;
-            let files =
-                deliver::activate(&store, &project.state_dir, &memory, &resolution.environment, &index)?;
+            let delivery = Delivery::from_plan(env_id, &resolution.environment, m, generation);
+            let placed = activate_with_reuse(&store, &project, &delivery, shown)?;
             profile.save(&project.state_dir)?;
-            Some(Activated { generation, files, memory: m.memory.to_string() })
+            Some(Activated {
+                generation,
+                files: placed.files,
+                reused: placed.reused,
+                memory: m.memory.to_string(),
+            })
         }
     };
     Ok(BuildOutcome {

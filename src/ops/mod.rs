@@ -10,6 +10,7 @@ pub mod init;
 pub mod lock;
 pub mod log;
 pub mod ls;
+pub mod profile;
 pub mod project;
 pub mod rm;
 pub mod show;

@@ -18,6 +18,7 @@ use crate::store::canonical;
 use crate::store::generation::Generation;
 use crate::store::tree::{EntryKind, Tree};
 use crate::store::{Id, Store};
+use crate::view::environment::files_of;
 
 #[derive(Debug, Serialize, PartialEq, Eq, Clone)]
 pub struct Problem {
@@ -410,41 +411,20 @@ impl Verifier<'_> {
                     continue;
                 }
             };
-            let mut mounts: Vec<&(String, Id)> = record.mounts.iter().collect();
-            mounts.sort_by_key(|(m, _)| m.split('/').count());
-            let mut expected: BTreeMap<String, (String, Id)> = BTreeMap::new();
-            let mut complete = true;
-            for (mount, drv) in mounts {
-                let Some(entries) = derivations.get(drv) else {
-                    self.problem(
-                        format!("environment {id}"),
-                        format!("mount {mount:?} names missing derivation {drv}"),
-                    );
-                    complete = false;
-                    continue;
-                };
-                for (p, blob) in entries {
-                    expected.insert(format!("{mount}/{p}"), (mount.clone(), *blob));
-                }
-            }
-            if !complete {
+            if let Some((mount, drv)) = record.mounts.iter().find(|(_, d)| !derivations.contains_key(d)) {
+                self.problem(
+                    format!("environment {id}"),
+                    format!("mount {mount:?} names missing derivation {drv}"),
+                );
                 continue;
             }
-            for d in &record.decisions {
-                let winner = derivations
-                    .get(&record.mounts.iter().find(|(m, _)| *m == d.winner).map(|(_, i)| *i).unwrap_or(id));
-                let inner = d.path.strip_prefix(&format!("{}/", d.winner));
-                match (winner, inner) {
-                    (Some(entries), Some(rel)) if entries.contains_key(rel) => {
-                        expected.insert(d.path.clone(), (d.winner.clone(), entries[rel]));
-                    }
-                    // The loser's file gave way to the winner's directory.
-                    _ => {
-                        expected.remove(&d.path);
-                    }
+            let expected = match files_of(self.store, &record) {
+                Ok(files) => files.into_iter().map(|(p, (_, b))| (p, b)).collect(),
+                Err(e) => {
+                    self.problem(format!("environment {id}"), e.to_string());
+                    continue;
                 }
-            }
-            let expected = expected.into_iter().map(|(p, (_, b))| (p, b)).collect();
+            };
             let label = format!("environments/{}/{}/tree", &id.hex()[..2], id.hex());
             self.check_tree(&dir.join("tree"), &label, &format!("environment {}", id.short()), &expected)?;
         }

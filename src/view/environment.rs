@@ -178,3 +178,36 @@ impl Writer<'_> {
         Ok((id, true))
     }
 }
+
+/// The files of a stored environment (environment path -> (mount, blob)), recomputed from its
+/// record and its derivations: deeper mounts win, then the recorded decisions apply.
+pub fn files_of(store: &Store, record: &EnvironmentRecord) -> Result<BTreeMap<String, (String, Id)>> {
+    let mut entries_of = BTreeMap::new();
+    for (mount, drv) in &record.mounts {
+        let d = store.read_derivation(drv)?;
+        let entries: BTreeMap<String, Id> =
+            d.entries.into_iter().map(|(p, h)| (p, Id::from_hex(&h).expect("validated on read"))).collect();
+        entries_of.insert(mount.clone(), entries);
+    }
+    let mut mounts: Vec<&String> = entries_of.keys().collect();
+    mounts.sort_by_key(|m| m.split('/').count());
+    let mut files = BTreeMap::new();
+    for mount in mounts {
+        for (p, blob) in &entries_of[mount] {
+            files.insert(format!("{mount}/{p}"), (mount.clone(), *blob));
+        }
+    }
+    for d in &record.decisions {
+        let winner = entries_of.get(&d.winner);
+        match (winner, d.path.strip_prefix(&format!("{}/", d.winner))) {
+            (Some(entries), Some(rel)) if entries.contains_key(rel) => {
+                files.insert(d.path.clone(), (d.winner.clone(), entries[rel]));
+            }
+            // The loser's file gave way to the winner's directory.
+            _ => {
+                files.remove(&d.path);
+            }
+        }
+    }
+    Ok(files)
+}

@@ -1,0 +1,77 @@
+use std::fmt::Write;
+
+use super::{Context, render};
+use crate::diagnostics::Result;
+use crate::ops::profile::{Moved, Target, history, move_to};
+
+/// Show the profile: every environment this project's memory has been bound to
+#[derive(Debug, clap::Args)]
+pub struct ProfileArgs {}
+
+pub fn profile(ctx: &Context, _args: ProfileArgs) -> Result<u8> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let p = history(&cwd)?;
+    if ctx.json {
+        render::json(&p)?;
+        return Ok(0);
+    }
+    let mut s = String::new();
+    for b in p.bindings.iter().rev() {
+        let mark = if Some(b.generation) == p.current { "*" } else { " " };
+        writeln!(s, "{mark} {:>3}  {}  {}  {}", b.generation, b.environment, b.time, b.reason)
+            .expect("writing to a string");
+    }
+    if p.bindings.is_empty() {
+        writeln!(s, "No profile generations yet: run `memorix build`").expect("writing to a string");
+    }
+    render::text(&s)?;
+    Ok(0)
+}
+
+/// Move the project's memory back to the previous profile generation
+///
+/// .memory/ is swapped atomically to that environment; memorix.lock is not changed (run
+/// `memorix build` to return to what the lock says).
+#[derive(Debug, clap::Args)]
+pub struct RollbackArgs {
+    /// Go to profile generation N instead of the previous one
+    #[arg(long, value_name = "N")]
+    to: Option<u64>,
+}
+
+pub fn rollback(ctx: &Context, args: RollbackArgs) -> Result<u8> {
+    let target = args.to.map_or(Target::Previous, Target::Generation);
+    report(ctx, &move_to(&std::env::current_dir().unwrap_or_default(), &ctx.store, target)?)
+}
+
+/// Activate a profile generation N, or any stored environment by id
+#[derive(Debug, clap::Args)]
+pub struct ActivateArgs {
+    /// A profile generation number, or an environment id (prefix)
+    #[arg(value_name = "N|ENV_ID")]
+    target: String,
+}
+
+pub fn activate(ctx: &Context, args: ActivateArgs) -> Result<u8> {
+    let target = match args.target.parse::<u64>() {
+        Ok(n) if args.target.len() < 8 => Target::Generation(n),
+        _ => Target::Environment(args.target),
+    };
+    report(ctx, &move_to(&std::env::current_dir().unwrap_or_default(), &ctx.store, target)?)
+}
+
+fn report(ctx: &Context, m: &Moved) -> Result<u8> {
+    if ctx.json {
+        render::json(m)?;
+        return Ok(0);
+    }
+    let from = m.from.map(|g| format!("generation {g}")).unwrap_or_else(|| "nothing".into());
+    render::text(&format!(
+        "Activated profile generation {} (environment {}), from {from}: {} files, {} reused\n",
+        m.to,
+        m.environment.short(),
+        m.placed.files,
+        m.placed.reused
+    ))?;
+    Ok(0)
+}

@@ -1,0 +1,115 @@
+//! `memorix profile`, `memorix rollback`, `memorix activate`: move the project's memory between
+//! the environments it has been bound to.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::build::activate_with_reuse;
+use super::project::Project;
+use crate::deliver::{self, Delivery, Placed};
+use crate::diagnostics::{Error, Result};
+use crate::profile::Profile;
+use crate::store::generation::now_rfc3339;
+use crate::store::{Id, IdPrefix, Store};
+
+pub fn history(start: &Path) -> Result<Profile> {
+    let project = Project::open(start)?;
+    Profile::load(&project.state_dir)
+}
+
+/// Where `rollback` / `activate` should move.
+pub enum Target {
+    /// The binding before the current one (`rollback`).
+    Previous,
+    /// A binding generation (`rollback --to N`, `activate N`).
+    Generation(u64),
+    /// An environment by id prefix (`activate ENV_ID`): its binding, or a new one.
+    Environment(String),
+}
+
+#[derive(Debug, Serialize)]
+pub struct Moved {
+    pub from: Option<u64>,
+    pub to: u64,
+    pub environment: Id,
+    pub placed: Placed,
+}
+
+pub fn move_to(start: &Path, store_root: &Path, target: Target) -> Result<Moved> {
+    let project = Project::open(start)?;
+    let _lock = project.lock()?;
+    let store = Store::open(store_root)?;
+    let mut profile = Profile::load(&project.state_dir)?;
+    let from = profile.current;
+    let binding = match target {
+        Target::Previous => {
+            let current = from.ok_or_else(no_bindings)?;
+            let i = profile.bindings.iter().position(|b| b.generation == current).unwrap_or(0);
+            if i == 0 {
+                return Err(Error::usage(
+                    format!("profile generation {current} is the first; there is nothing to roll back to"),
+                    Some("`memorix profile` lists the generations".to_string()),
+                ));
+            }
+            profile.bindings[i - 1].clone()
+        }
+        Target::Generation(n) => {
+            profile.bindings.iter().find(|b| b.generation == n).cloned().ok_or_else(|| {
+                Error::usage(
+                    format!("the profile has no generation {n}"),
+                    Some(format!("`memorix profile` lists the generations (1..={})", profile.bindings.len())),
+                )
+            })?
+        }
+        Target::Environment(text) => {
+            let prefix = IdPrefix::parse(&text).ok_or_else(|| Error::BadId(text.clone()))?;
+            match profile.bindings.iter().rev().find(|b| prefix.matches(&b.environment)) {
+                Some(b) => b.clone(),
+                None => {
+                    let id = store_environment(&store, &prefix)?;
+                    let generation = profile.bind(id, "activate", now_rfc3339());
+                    profile
+                        .bindings
+                        .last()
+                        .filter(|b| b.generation == generation)
+                        .cloned()
+                        .expect("just bound")
+                }
+            }
+        }
+    };
+    let delivery = Delivery::from_store(&store, binding.environment, &project.manifest, binding.generation)?;
+    let shown = deliver::shown_environment(&project.manifest.memory_dir());
+    let placed = activate_with_reuse(&store, &project, &delivery, shown)?;
+    profile.current = Some(binding.generation);
+    profile.save(&project.state_dir)?;
+    Ok(Moved { from, to: binding.generation, environment: binding.environment, placed })
+}
+
+fn no_bindings() -> Error {
+    Error::usage("this project has no profile generations yet", Some("run `memorix build` first".to_string()))
+}
+
+/// The one stored environment whose id starts with `prefix`.
+fn store_environment(store: &Store, prefix: &IdPrefix) -> Result<Id> {
+    let fan = store.root().join("environments").join(&prefix.as_hex()[..2]);
+    let mut found: Vec<Id> = std::fs::read_dir(&fan)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str().and_then(Id::from_hex))
+        .filter(|id| prefix.matches(id))
+        .collect();
+    found.sort();
+    match found.as_slice() {
+        [id] => Ok(*id),
+        [] => Err(Error::usage(
+            format!("no environment in the store has an id starting with {prefix}"),
+            Some("`memorix profile` lists this project's environments".to_string()),
+        )),
+        many => Err(Error::AmbiguousId {
+            prefix: prefix.to_string(),
+            candidates: many.iter().map(Id::to_string).collect(),
+        }),
+    }
+}

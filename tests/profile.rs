@@ -1,0 +1,105 @@
+//! Profiles: bindings, rollback, activate, delivery modes, reuse of unchanged files.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+
+use common::{TestEnv, listing};
+
+fn project(env: &TestEnv, delivery: Option<&str>) {
+    for i in 0..5 {
+        env.write(&format!("team/f{i}.md"), &format!("# File {i}\n\nv1\n"));
+    }
+    env.run(&["ingest", "rules/team/", env.project.join("team").to_str().unwrap()]).ok();
+    let delivery = delivery.map(|d| format!("[project]\ndelivery = \"{d}\"\n\n")).unwrap_or_default();
+    env.write("memorix.toml", &format!("{delivery}[mounts.team]\nselect = [\"rules/team/\"]\n"));
+}
+
+#[test]
+fn update_rollback_and_activate_move_memory_between_environments() {
+    let env = TestEnv::new();
+    project(&env, None);
+    env.run(&["build"]).ok();
+    let memory = env.project.join(".memory");
+    let e1 = listing(&memory);
+
+    // A new version of one rules file; the sticky lock keeps E1 until `memorix update`.
+    env.write("team/f2.md", "# File 2\n\nv2\n");
+    env.run(&["ingest", "rules/team/", env.project.join("team").to_str().unwrap()]).ok();
+    assert!(env.run(&["build"]).ok().stdout.starts_with("Nothing to do"));
+    let out = env.run(&["--json", "update"]).ok().json();
+    assert_eq!(out["activated"]["generation"], 2);
+    assert_eq!(out["activated"]["files"], 5);
+    assert_eq!(out["activated"]["reused"], 4, "only the changed file is copied");
+    assert_eq!(fs::read_to_string(memory.join("team/f2.md")).unwrap(), "# File 2\n\nv2\n");
+    let e2 = listing(&memory);
+
+    let rolled = env.run(&["rollback"]).ok().stdout;
+    assert!(rolled.starts_with("Activated profile generation 1 (environment "), "{rolled}");
+    let mut back = listing(&memory);
+    let mut first = e1.clone();
+    // INDEX.md names the generation; directory inodes are new: compare files by content.
+    back.retain(|k, v| !v.contains("dir"));
+    first.retain(|k, v| !v.contains("dir"));
+    assert_eq!(back, first, "byte-identical to E1");
+    let profile = env.run(&["profile"]).ok().stdout;
+    assert!(profile.lines().nth(1).unwrap().starts_with("*   1  sha256:"), "{profile}");
+
+    env.run(&["activate", "2"]).ok();
+    let mut again = listing(&memory);
+    let mut second = e2.clone();
+    again.retain(|_, v| !v.contains("dir"));
+    second.retain(|_, v| !v.contains("dir"));
+    assert_eq!(again, second);
+    // By environment id: an existing binding becomes current again.
+    let p: serde_json::Value = env.run(&["--json", "profile"]).ok().json();
+    let e1_id = p["bindings"][0]["environment"].as_str().unwrap().to_string();
+    env.run(&["activate", &e1_id[..20]]).ok();
+    assert_eq!(env.run(&["--json", "profile"]).ok().json()["current"], 1);
+}
+
+#[test]
+fn bad_profile_moves_exit_2_and_leave_memory_untouched() {
+    let env = TestEnv::new();
+    project(&env, None);
+    env.run(&["build"]).ok();
+    let memory = env.project.join(".memory");
+    let before = listing(&memory);
+    let err = env.run(&["rollback"]).expect(2).stderr;
+    assert!(err.contains("profile generation 1 is the first; there is nothing to roll back to"), "{err}");
+    let err = env.run(&["activate", "sha256:0123456789abcdef"]).expect(2).stderr;
+    assert!(err.contains("no environment in the store has an id starting with 0123456789abcdef"), "{err}");
+    let err = env.run(&["rollback", "--to", "7"]).expect(2).stderr;
+    assert!(err.contains("the profile has no generation 7"), "{err}");
+    fs::write(env.project.join(".memorix/profile.toml"), "current = \"x\"\n").unwrap();
+    let err = env.run(&["rollback"]).expect(2).stderr;
+    assert!(err.contains("corrupt profile"), "{err}");
+    assert_eq!(listing(&memory), before);
+}
+
+#[test]
+fn delivery_modes_copy_hardlink_and_symlink() {
+    for (mode, check) in
+        [("copy", "copy"), ("hardlink", "same inode as the blob"), ("symlink", "symlink into the store")]
+    {
+        let env = TestEnv::new();
+        project(&env, Some(mode));
+        env.run(&["build"]).ok();
+        let file = env.project.join(".memory/team/f0.md");
+        let id = env.run(&["--json", "ls", "rules/team/f0.md"]).ok().json()["entries"][0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let hex = id.strip_prefix("sha256:").unwrap();
+        let blob = env.store.join("blobs").join(&hex[..2]).join(hex);
+        let meta = fs::symlink_metadata(&file).unwrap();
+        match mode {
+            "copy" => assert!(meta.is_file() && meta.ino() != fs::metadata(&blob).unwrap().ino(), "{check}"),
+            "hardlink" => assert_eq!(meta.ino(), fs::metadata(&blob).unwrap().ino(), "{check}"),
+            _ => assert_eq!(fs::read_link(&file).unwrap(), blob, "{check}"),
+        }
+        assert_eq!(fs::read_to_string(&file).unwrap(), "# File 0\n\nv1\n");
+        assert_eq!(fs::metadata(&file).unwrap().mode() & 0o777, 0o444, "{mode}: read-only");
+    }
+}
