@@ -40,8 +40,8 @@ fn update_rollback_and_activate_move_memory_between_environments() {
     let mut back = listing(&memory);
     let mut first = e1.clone();
     // INDEX.md names the generation; directory inodes are new: compare files by content.
-    back.retain(|k, v| !v.contains("dir"));
-    first.retain(|k, v| !v.contains("dir"));
+    back.retain(|_, v| !v.contains("dir"));
+    first.retain(|_, v| !v.contains("dir"));
     assert_eq!(back, first, "byte-identical to E1");
     let profile = env.run(&["profile"]).ok().stdout;
     assert!(profile.lines().nth(1).unwrap().starts_with("*   1  sha256:"), "{profile}");
