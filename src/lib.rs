@@ -12,6 +12,7 @@ pub mod lock;
 pub mod manifest;
 pub mod ops;
 pub mod profile;
+pub mod quest;
 pub mod resolve;
 pub mod source;
 pub mod store;

@@ -11,9 +11,11 @@ mod lock;
 mod log;
 mod ls;
 mod profile;
+mod quest;
 mod render;
 mod rm;
 mod show;
+mod status;
 mod update;
 mod verify;
 mod versions;
@@ -68,7 +70,9 @@ enum Command {
     Init(init::Args),
     Build(build::Args),
     Lock(lock::Args),
+    Status(status::Args),
     Update(update::Args),
+    Quest(quest::Args),
     Profile(profile::ProfileArgs),
     Rollback(profile::RollbackArgs),
     Activate(profile::ActivateArgs),
@@ -133,7 +137,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Init(a) => init::run(&ctx, a),
         Command::Build(a) => build::run(&ctx, a),
         Command::Lock(a) => lock::run(&ctx, a),
+        Command::Status(a) => status::run(&ctx, a),
         Command::Update(a) => update::run(&ctx, a),
+        Command::Quest(a) => quest::run(&ctx, a),
         Command::Profile(a) => profile::profile(&ctx, a),
         Command::Rollback(a) => profile::rollback(&ctx, a),
         Command::Activate(a) => profile::activate(&ctx, a),

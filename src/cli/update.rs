@@ -1,8 +1,10 @@
 use std::collections::BTreeSet;
 
-use super::{Context, build::report};
+use super::status::describe;
+use super::{Context, build::report, render};
 use crate::diagnostics::Result;
 use crate::ops::build::{BuildRequest, build};
+use crate::ops::status::status;
 use crate::resolve::Refresh;
 
 /// Move mounts to the Store's current content and rebuild
@@ -15,16 +17,26 @@ pub struct Args {
     /// Mount paths as in memorix.toml, e.g. python or libs/httpx
     #[arg(value_name = "MOUNT")]
     mounts: Vec<String>,
+
+    /// Print what would change (per mount: files added, modified, removed; version moves)
+    /// and write nothing
+    #[arg(long)]
+    dry_run: bool,
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let refresh = match args.mounts.is_empty() {
-        true => Refresh::All,
-        false => Refresh::Mounts(
-            args.mounts.iter().map(|m| m.trim_end_matches('/').to_string()).collect::<BTreeSet<_>>(),
-        ),
-    };
+    let names: BTreeSet<String> = args.mounts.iter().map(|m| m.trim_end_matches('/').to_string()).collect();
+    if args.dry_run {
+        let st = status(&cwd, &ctx.store, (!names.is_empty()).then_some(&names))?;
+        if ctx.json {
+            render::json(&st)?;
+        } else {
+            render::text(&describe(&st))?;
+        }
+        return Ok(0);
+    }
+    let refresh = if names.is_empty() { Refresh::All } else { Refresh::Mounts(names) };
     let outcome = build(&cwd, &ctx.store, &BuildRequest { locked: false, refresh }, &ctx.progress)?;
     report(ctx, &outcome)
 }

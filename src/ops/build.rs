@@ -10,6 +10,7 @@ use super::project::Project;
 use crate::deliver::{self, Delivery};
 use crate::diagnostics::{Error, Result};
 use crate::profile::Profile;
+use crate::quest::{self, QuestKind, ResolveRecord, Selection};
 use crate::resolve::{self, CheckReport, Refresh};
 use crate::store::generation::now_rfc3339;
 use crate::store::{Id, Store};
@@ -27,6 +28,7 @@ pub struct BuiltDerivation {
     pub id: Id,
     /// False when the Store already had it.
     pub new: bool,
+    pub quest: Id,
 }
 
 #[derive(Debug, Serialize)]
@@ -113,11 +115,40 @@ pub fn build(
         (resolution, outcome.written, outcome.resolved)
     };
     let mut derivations = Vec::new();
+    let dir = quest::project_key(&m.dir);
+    let time = now_rfc3339();
     for (mount, plan) in m.mounts.iter().zip(&resolution.derivations) {
         let (id, new) = writer.put_derivation(plan)?;
-        derivations.push(BuiltDerivation { mount: mount.path.to_string(), id, new });
+        // The quest is written in the same step as the view.
+        let selection = vec![Selection::of_mount(mount, false)];
+        let intent = mount.intent.as_deref();
+        let q = writer.record_resolve(ResolveRecord {
+            kind: QuestKind::Derivation,
+            selection,
+            intent,
+            dir: &dir,
+            mount: mount.path.as_str(),
+            current: id,
+            time: &time,
+        })?;
+        writer.index_quest(&q, mount)?;
+        derivations.push(BuiltDerivation { mount: mount.path.to_string(), id, new, quest: q });
     }
     let (env_id, environment_new) = writer.put_environment(&resolution.environment)?;
+    let selection = m.mounts.iter().map(|x| Selection::of_mount(x, true)).collect();
+    let intent = m.intent.as_deref();
+    let env_quest = writer.record_resolve(ResolveRecord {
+        kind: QuestKind::Environment,
+        selection,
+        intent,
+        dir: &dir,
+        mount: "",
+        current: env_id,
+        time: &time,
+    })?;
+    for mount in &m.mounts {
+        writer.index_quest(&env_quest, mount)?;
+    }
     writer.sync()?;
 
     let mut profile = Profile::load(&project.state_dir)?;

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::{GenSummary, Progress, commit_generation};
 use crate::diagnostics::{Error, Result};
 use crate::locator::{Locator, StorePath};
+use crate::quest::QuestIo;
 use crate::source::{self, Layout};
 use crate::store::diff::{Change, diff_trees};
 use crate::store::edit::{Dir, TreeEditor};
@@ -58,6 +59,8 @@ pub struct IngestOutcome {
     pub files: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<TaggedVersion>,
+    /// Quests this ingest marked stale, and the quest files it touched to find them.
+    pub quests: QuestIo,
 }
 
 pub fn ingest(store_root: &Path, req: IngestRequest, progress: &Progress) -> Result<IngestOutcome> {
@@ -186,9 +189,13 @@ pub(crate) fn ingest_with(
             written: writer.stats(),
             files,
             version: tagged,
+            quests: QuestIo::default(),
         });
     }
+    let tagged_paths: Vec<StorePath> =
+        tags.iter().map(|t| StorePath::new(&t.path).expect("tag paths are validated")).collect();
     let committed = commit_generation(writer, kind, parent.as_ref(), new_root, tags, message)?;
+    let quests = writer.mark_stale(kind, &changes, &tagged_paths)?;
     let summary = GenSummary::new(&committed.id, &committed.generation);
     Ok(IngestOutcome {
         dest,
@@ -198,5 +205,6 @@ pub(crate) fn ingest_with(
         written: writer.stats(),
         files,
         version: tagged,
+        quests,
     })
 }

@@ -12,8 +12,10 @@ pub mod log;
 pub mod ls;
 pub mod profile;
 pub mod project;
+pub mod quest;
 pub mod rm;
 pub mod show;
+pub mod status;
 pub mod verify;
 pub mod versions;
 

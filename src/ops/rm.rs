@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::{GenSummary, publish, stage_generation};
 use crate::diagnostics::{Error, Result};
 use crate::locator::{Kind, Locator, StorePath};
+use crate::quest::QuestIo;
 use crate::store::Store;
 use crate::store::diff::{Change, diff_trees};
 use crate::store::edit::TreeEditor;
@@ -27,6 +28,7 @@ pub struct KindChanges {
 #[derive(Debug, Serialize)]
 pub struct RmOutcome {
     pub generations: Vec<KindChanges>,
+    pub quests: QuestIo,
 }
 
 pub fn rm(store_root: &Path, req: RmRequest) -> Result<RmOutcome> {
@@ -68,5 +70,12 @@ pub fn rm(store_root: &Path, req: RmRequest) -> Result<RmOutcome> {
         staged.push(g);
     }
     publish(&writer, &staged)?;
-    Ok(RmOutcome { generations: out })
+    let mut quests = QuestIo::default();
+    for k in &out {
+        let io = writer.mark_stale(k.generation.kind, &k.changes, &[])?;
+        quests.read += io.read;
+        quests.written += io.written;
+        quests.marked_stale += io.marked_stale;
+    }
+    Ok(RmOutcome { generations: out, quests })
 }

@@ -3,6 +3,7 @@
 //! a mount whose inputs did not change keeps its locked resolution.
 
 pub mod graph;
+pub mod preview;
 
 use std::collections::BTreeMap;
 
@@ -120,7 +121,7 @@ fn is_pinned(loc: &Locator) -> bool {
 
 /// Resolves a locator of `mount` against the Store's current state.
 /// Also returns the tagged (library, version) it came from.
-fn resolve_fresh(store: &Store, mount: &MountDecl, loc: &Locator) -> Result<Fresh> {
+pub(crate) fn resolve_fresh(store: &Store, mount: &MountDecl, loc: &Locator) -> Result<Fresh> {
     let found = match &loc.selector {
         Some(Selector::Version(v)) => {
             store.locate_version(loc, mount.library.as_deref(), v, mount.policy())?
@@ -146,10 +147,14 @@ fn resolve_fresh(store: &Store, mount: &MountDecl, loc: &Locator) -> Result<Fres
     Ok((selected, locked, found.version))
 }
 
-type Fresh = (Selected, LockedLocator, Option<(String, String)>);
+pub(crate) type Fresh = (Selected, LockedLocator, Option<(String, String)>);
 
 /// Rebuilds a mount's selection from its lock entry (no re-resolution).
-fn from_lock(store: Option<&Store>, mount: &MountDecl, locked: &LockedMount) -> Result<Vec<Selected>> {
+pub(crate) fn from_lock(
+    store: Option<&Store>,
+    mount: &MountDecl,
+    locked: &LockedMount,
+) -> Result<Vec<Selected>> {
     if locked.locators.len() != mount.select.len() {
         return Err(Error::usage(
             format!("memorix.lock: mount `{}` lists other locators than memorix.toml", mount.path),
@@ -210,7 +215,7 @@ fn one_version_per_library(mount: &MountDecl, fresh: &[Fresh]) -> Result<()> {
     Ok(())
 }
 
-fn plan_mount(
+pub(crate) fn plan_mount(
     trees: &dyn TreeSource,
     m: &Manifest,
     mount: &MountDecl,

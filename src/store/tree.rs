@@ -144,6 +144,21 @@ impl TreeSource for Overlay<'_> {
     }
 }
 
+/// Walks from tree `root` to `path`; `None` when nothing is there.
+pub fn lookup(trees: &dyn TreeSource, root: &Id, path: &StorePath) -> Result<Option<(EntryKind, Id)>> {
+    let mut current = (EntryKind::Tree, *root);
+    for name in path.components() {
+        if current.0 != EntryKind::Tree {
+            return Ok(None);
+        }
+        match trees.tree(&current.1)?.get(name) {
+            Some(e) => current = (e.kind, e.id),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(current))
+}
+
 /// Every file under tree `root`, as (path relative to `root`, blob id), in tree order.
 pub fn walk_files(trees: &dyn TreeSource, root: &Id) -> Result<Vec<(StorePath, Id)>> {
     let mut out = Vec::new();
@@ -190,17 +205,7 @@ impl Store {
 
     /// Walks from `root` to `path`; `None` when nothing is there.
     pub fn lookup(&self, root: &Id, path: &StorePath) -> Result<Option<(EntryKind, Id)>> {
-        let mut current = (EntryKind::Tree, *root);
-        for name in path.components() {
-            if current.0 != EntryKind::Tree {
-                return Ok(None);
-            }
-            match self.read_tree(&current.1)?.get(name) {
-                Some(e) => current = (e.kind, e.id),
-                None => return Ok(None),
-            }
-        }
-        Ok(Some(current))
+        lookup(self, root, path)
     }
 
     pub fn walk_files(&self, root: &Id) -> Result<Vec<(StorePath, Id)>> {

@@ -1,0 +1,72 @@
+use std::fmt::Write;
+
+use super::{Context, render};
+use crate::diagnostics::Result;
+use crate::ops::quest;
+use crate::quest::Quest;
+
+/// Find views by intent: quests record why each derivation and environment was built
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: QuestCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum QuestCommand {
+    /// List every quest
+    List,
+    /// Show one quest by id prefix
+    Show {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Rank quests by how well TEXT matches their intents and selected paths
+    Search {
+        #[arg(value_name = "TEXT", required = true)]
+        text: Vec<String>,
+    },
+}
+
+fn line(q: &Quest) -> String {
+    let state = if q.is_stale() { "stale" } else { "fresh" };
+    let what = q.selection.iter().flat_map(|s| s.select.iter()).cloned().collect::<Vec<_>>().join(" ");
+    let intent = q.intents.first().map(String::as_str).unwrap_or("(no intent)");
+    format!("{} {:<11} {state}  {intent}  [{what}]", q.id.short(), q.kind.as_str())
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<u8> {
+    let mut s = String::new();
+    match args.command {
+        QuestCommand::List => {
+            let quests = quest::list(&ctx.store)?;
+            if ctx.json {
+                render::json(&quests)?;
+                return Ok(0);
+            }
+            for q in &quests {
+                writeln!(s, "{}", line(q)).expect("writing to a string");
+            }
+        }
+        QuestCommand::Show { id } => {
+            let q = quest::show(&ctx.store, &id)?;
+            if ctx.json {
+                render::json(&q)?;
+                return Ok(0);
+            }
+            s = toml::to_string(&q).expect("a quest serializes");
+        }
+        QuestCommand::Search { text } => {
+            let hits = quest::search(&ctx.store, &text.join(" "))?;
+            if ctx.json {
+                render::json(&hits)?;
+                return Ok(0);
+            }
+            for h in &hits {
+                writeln!(s, "{:>3} {}", h.score, line(&h.quest)).expect("writing to a string");
+            }
+        }
+    }
+    render::text(&s)?;
+    Ok(0)
+}

@@ -1,0 +1,58 @@
+use std::fmt::Write;
+
+use super::{Context, render};
+use crate::diagnostics::Result;
+use crate::ops::status::{Status, status};
+use crate::resolve::preview::MountState;
+
+/// Show which mounts are stale: what the Store, the pins or the sources changed since the lock
+///
+/// A mount is stale when `memorix update` would change it. Nothing is written.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Exit 1 when any mount is stale or not locked (for CI)
+    #[arg(long)]
+    check: bool,
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<u8> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let st = status(&cwd, &ctx.store, None)?;
+    let code = if args.check && !st.fresh { 1 } else { 0 };
+    if ctx.json {
+        render::json(&st)?;
+    } else {
+        render::text(&describe(&st))?;
+    }
+    Ok(code)
+}
+
+/// One block per mount: its state, then what changed.
+pub fn describe(st: &Status) -> String {
+    let mut s = String::new();
+    if let Some(p) = &st.lock_problem {
+        writeln!(s, "{p}").expect("writing to a string");
+    }
+    for m in &st.mounts {
+        let state = match m.state {
+            MountState::Fresh => "fresh",
+            MountState::Stale => "stale",
+            MountState::Unlocked => "not locked (new or edited in memorix.toml; `memorix lock` resolves it)",
+        };
+        writeln!(s, "{}: {state}", m.mount).expect("writing to a string");
+        for v in &m.versions {
+            let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+            writeln!(s, "    version {}: {} -> {}", v.locator, show(&v.from), show(&v.to))
+                .expect("writing to a string");
+        }
+        if m.state == MountState::Unlocked {
+            continue;
+        }
+        for (letter, list) in [("A", &m.added), ("M", &m.modified), ("D", &m.removed)] {
+            for p in list {
+                writeln!(s, "    {letter} {p}").expect("writing to a string");
+            }
+        }
+    }
+    s
+}

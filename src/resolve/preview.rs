@@ -1,0 +1,153 @@
+//! What `memorix update` would change, computed without writing anything: `memorix status`
+//! and `memorix update --dry-run`. Project sources are hashed in memory.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::{Fresh, from_lock, mount_inputs, plan_mount, resolve_fresh, snapshot_source};
+use crate::diagnostics::Result;
+use crate::locator::{Locator, Selector, StorePath};
+use crate::lock::{LockedLocator, Lockfile};
+use crate::manifest::{Manifest, MountDecl};
+use crate::source::Snapshot;
+use crate::store::tree::{Overlay, lookup};
+use crate::store::{Id, Store};
+use crate::view::derivation::{DerivationPlan, Selected};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MountState {
+    /// `memorix update` would change nothing.
+    Fresh,
+    /// The Store (or a pin, or a source) moved since the lock: `update` would change it.
+    Stale,
+    /// New or edited in memorix.toml: `memorix lock` resolves it.
+    Unlocked,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VersionMove {
+    pub locator: String,
+    pub from: Option<String>,
+    pub to: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MountPreview {
+    pub mount: String,
+    pub state: MountState,
+    /// Mount-relative paths.
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub modified: Vec<String>,
+    pub versions: Vec<VersionMove>,
+}
+
+/// Each mount (or those `only` names) compared with what it would resolve to now.
+pub fn preview(
+    m: &Manifest,
+    store: &Store,
+    lock: Option<&Lockfile>,
+    only: Option<&BTreeSet<String>>,
+) -> Result<Vec<MountPreview>> {
+    let mut overlay = Overlay { store: Some(store), trees: Default::default() };
+    let mut snapshots = Vec::new();
+    for s in &m.sources {
+        let snap = snapshot_source(m, s)?;
+        overlay.trees.extend(snap.trees.clone());
+        snapshots.push((s.dest.clone(), snap));
+    }
+    let mut out = Vec::new();
+    for mount in &m.mounts {
+        let name = mount.path.to_string();
+        if only.is_some_and(|names| !names.contains(&name)) {
+            continue;
+        }
+        let fresh = mount
+            .select
+            .iter()
+            .map(|l| resolve_dry(store, &overlay, &snapshots, mount, l))
+            .collect::<Result<Vec<Fresh>>>()?;
+        let (selected, now): (Vec<Selected>, Vec<LockedLocator>) =
+            fresh.into_iter().map(|(s, l, _)| (s, l)).unzip();
+        let new_plan = plan_mount(&overlay, m, mount, &selected)?;
+        let locked = lock.and_then(|l| l.mounts.get(&name)).filter(|l| l.inputs == mount_inputs(m, mount));
+        let Some(locked) = locked else {
+            out.push(MountPreview {
+                mount: name,
+                state: MountState::Unlocked,
+                added: new_plan.files.keys().map(StorePath::to_string).collect(),
+                removed: Vec::new(),
+                modified: Vec::new(),
+                versions: Vec::new(),
+            });
+            continue;
+        };
+        let old_plan = plan_mount(&overlay, m, mount, &from_lock(Some(store), mount, locked)?)?;
+        let mut p = diff(&name, &old_plan, &new_plan);
+        for (was, is) in locked.locators.iter().zip(&now) {
+            if was.version != is.version {
+                p.versions.push(VersionMove {
+                    locator: is.locator.clone(),
+                    from: was.version.clone(),
+                    to: is.version.clone(),
+                });
+            }
+        }
+        if !(p.added.is_empty() && p.removed.is_empty() && p.modified.is_empty() && p.versions.is_empty()) {
+            p.state = MountState::Stale;
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// Like a fresh resolve, but a locator inside a project source reads the source as it is on
+/// disk now (what the next build would ingest).
+fn resolve_dry(
+    store: &Store,
+    overlay: &Overlay,
+    snapshots: &[(Locator, Snapshot)],
+    mount: &MountDecl,
+    loc: &Locator,
+) -> Result<Fresh> {
+    let follows = matches!(loc.selector, None | Some(Selector::Latest));
+    let source = snapshots.iter().find(|(dest, _)| dest.kind == loc.kind && loc.path.starts_with(&dest.path));
+    let Some((dest, snap)) = source.filter(|_| follows) else { return resolve_fresh(store, mount, loc) };
+    let rel = StorePath::new(loc.path.as_str()[dest.path.as_str().len()..].trim_start_matches('/'))
+        .expect("a suffix of a valid path");
+    let found = match snap.kind {
+        crate::store::tree::EntryKind::Tree => lookup(overlay, &snap.id, &rel)?,
+        kind if rel.is_root() => Some((kind, snap.id)),
+        _ => None,
+    };
+    let (kind, id) = found.ok_or_else(|| crate::diagnostics::Error::PathNotFound {
+        kind: loc.kind,
+        path: loc.place(),
+        seq: 0,
+    })?;
+    let selected = Selected { locator: loc.clone(), kind, id, generation: None, pinned_seq: None };
+    let locked =
+        LockedLocator { locator: loc.to_string(), kind, id, generation: None, version: None, pin: None };
+    Ok((selected, locked, None))
+}
+
+fn diff(mount: &str, old: &DerivationPlan, new: &DerivationPlan) -> MountPreview {
+    let blobs = |p: &DerivationPlan| -> BTreeMap<String, Id> {
+        p.files.iter().map(|(k, o)| (k.to_string(), o.blob)).collect()
+    };
+    let (a, b) = (blobs(old), blobs(new));
+    MountPreview {
+        mount: mount.to_string(),
+        state: MountState::Fresh,
+        added: b.keys().filter(|k| !a.contains_key(*k)).cloned().collect(),
+        removed: a.keys().filter(|k| !b.contains_key(*k)).cloned().collect(),
+        modified: a
+            .iter()
+            .filter(|(k, v)| b.get(*k).is_some_and(|w| w != *v))
+            .map(|(k, _)| k.clone())
+            .collect(),
+        versions: Vec::new(),
+    }
+}
