@@ -141,3 +141,83 @@ fn partial_update_moves_one_mount_and_keeps_the_others_byte_for_byte() {
     let st = env.run(&["status"]).ok().stdout;
     assert_eq!(st, "go: stale\n    M style.md\npython: fresh\nrust: stale\n    M style.md\n");
 }
+
+#[test]
+fn run_records_the_environment_and_checkout_replays_it() {
+    let env = TestEnv::new();
+    env.write("team/a.md", "# A v1\n");
+    env.run(&["ingest", "rules/team/", env.project.join("team").to_str().unwrap()]).ok();
+    env.write("memorix.toml", "[mounts.team]\nselect = [\"rules/team/\"]\n");
+    env.run(&["build"]).ok();
+    let out = env.run(&["run", "--", "sh", "-c", "echo $MEMORIX_ENVIRONMENT; exit 3"]).expect(3);
+    let e1 = out.stdout.trim().to_string();
+    assert!(e1.starts_with("sha256:") && e1.len() == 71, "{e1}");
+    let runs = env.run(&["--json", "runs"]).ok().json();
+    assert_eq!(runs[0]["environment"], e1.as_str());
+    assert_eq!(runs[0]["exit_code"], 3);
+    assert_eq!(runs[0]["command"][0], "sh");
+    let quests = env.run(&["--json", "quest", "list"]).ok().json();
+    assert!(
+        quests.as_array().unwrap().iter().all(|q| q["projects"][0]["reads"] == 1),
+        "a read counted on each quest"
+    );
+    let read_then = files_of(&env.project.join(".memory"));
+
+    // Later updates do not stop a replay of what that run read.
+    env.write("team/a.md", "# A v2\n");
+    env.run(&["ingest", "rules/team/", env.project.join("team").to_str().unwrap()]).ok();
+    env.run(&["update"]).ok();
+    let replay = env.root.join("replay");
+    env.run(&["checkout", &e1, replay.to_str().unwrap()]).ok();
+    let mut got = files_of(&replay);
+    let mut want = read_then;
+    // INDEX.md of a checkout carries no profile generation.
+    got.remove("INDEX.md");
+    want.remove("INDEX.md");
+    assert_eq!(got, want);
+    let d = env.run(&["diff", "1", "2"]).ok().stdout;
+    assert!(d.ends_with("  M team/a.md\n"), "{d}");
+    assert_eq!(
+        env.run(&["checkout", "1", replay.to_str().unwrap()]).expect(2).stderr.contains("is not empty"),
+        true
+    );
+}
+
+#[test]
+fn ingest_while_update_runs_keeps_store_and_profile_consistent() {
+    let env = TestEnv::new();
+    env.write("team/a.md", "# A 0\n");
+    env.run(&["ingest", "rules/team/", env.project.join("team").to_str().unwrap()]).ok();
+    env.write("memorix.toml", "[mounts.team]\nselect = [\"rules/team/\"]\n");
+    env.run(&["build"]).ok();
+    for round in 1..6 {
+        let src = env.root.join(format!("other{round}"));
+        common::write_file(&src.join("x.md"), format!("# other {round}\n").as_bytes());
+        env.write("team/a.md", &format!("# A {round}\n"));
+        let ingest = env
+            .command()
+            .args(["ingest", "rules/team/", env.project.join("team").to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let other = env
+            .command()
+            .args(["ingest", "rules/other/", src.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let update = env.run(&["update"]);
+        assert_eq!(update.code, 0, "{}", update.stderr);
+        for mut c in [ingest, other] {
+            assert!(c.wait().unwrap().success());
+        }
+    }
+    env.run(&["update"]).ok();
+    env.run(&["verify"]).ok();
+    assert_eq!(fs::read_to_string(env.project.join(".memory/team/a.md")).unwrap(), "# A 5\n");
+    let profile = env.run(&["--json", "profile"]).ok().json();
+    assert!(profile["bindings"].as_array().unwrap().len() >= 2);
+    env.run(&["status", "--check"]).ok();
+}

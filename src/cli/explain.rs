@@ -27,6 +27,16 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     writeln!(s, "  by      {} in mount {}", e.locator, e.mount).expect("writing to a string");
     writeln!(s, "  in      derivation {}, environment {}", e.derivation.short(), e.environment.short())
         .expect("writing to a string");
+    if let Some(g) = e.generation {
+        writeln!(s, "  read    {} generation {}", e.kind, g.short()).expect("writing to a string");
+    }
+    if let Some(v) = &e.version {
+        writeln!(s, "  version {v}").expect("writing to a string");
+    }
+    if let Some(q) = e.quest {
+        writeln!(s, "  quest   {} (memorix quest show {})", q.short(), q.short())
+            .expect("writing to a string");
+    }
     for d in &e.decisions {
         writeln!(s, "  won     over {} ({}: {})", d.loser, d.rule_name(), d.rule.describe())
             .expect("writing to a string");

@@ -5,6 +5,7 @@ mod cat;
 mod completions;
 mod explain;
 mod graph;
+mod history;
 mod ingest;
 mod init;
 mod lock;
@@ -76,6 +77,10 @@ enum Command {
     Profile(profile::ProfileArgs),
     Rollback(profile::RollbackArgs),
     Activate(profile::ActivateArgs),
+    Diff(history::DiffArgs),
+    Run(history::RunArgs),
+    Runs(history::RunsArgs),
+    Checkout(history::CheckoutArgs),
     Graph(graph::Args),
     Explain(explain::Args),
     Ingest(ingest::Args),
@@ -143,6 +148,10 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Profile(a) => profile::profile(&ctx, a),
         Command::Rollback(a) => profile::rollback(&ctx, a),
         Command::Activate(a) => profile::activate(&ctx, a),
+        Command::Diff(a) => history::diff(&ctx, a),
+        Command::Run(a) => history::run(&ctx, a),
+        Command::Runs(a) => history::runs(&ctx, a),
+        Command::Checkout(a) => history::checkout(&ctx, a),
         Command::Graph(a) => graph::run(&ctx, a),
         Command::Explain(a) => explain::run(&ctx, a),
         Command::Ingest(a) => ingest::run(&ctx, a),

@@ -25,6 +25,7 @@ pub type Files = BTreeMap<String, (String, Id)>;
 /// One environment, ready to be placed.
 pub struct Delivery {
     pub environment: Id,
+    /// The profile generation it is bound as; 0 for a checkout outside the profile.
     pub generation: u64,
     /// Mount paths with their intents, sorted.
     pub mounts: Vec<(String, Option<String>)>,
@@ -62,7 +63,9 @@ impl Delivery {
         )
         .expect("string");
         writeln!(s, "- environment: `{}`", self.environment).expect("string");
-        writeln!(s, "- profile generation: {}", self.generation).expect("string");
+        if self.generation > 0 {
+            writeln!(s, "- profile generation: {}", self.generation).expect("string");
+        }
         for (mount, intent) in &self.mounts {
             writeln!(s, "\n## {mount}/\n").expect("string");
             if let Some(intent) = intent {
@@ -163,6 +166,18 @@ pub fn activate(
         fs::rename(&stage, &kept).map_err(Error::io("keep the previous tree at", &kept))?;
     }
     Ok(Placed { files: files.len(), reused: reused.get() })
+}
+
+/// Writes `delivery` into the new directory `dir` (a checkout for replay): read-only copies and
+/// `INDEX.md`.
+pub fn checkout(store: &Store, dir: &Path, delivery: &Delivery) -> Result<usize> {
+    fs::create_dir_all(dir).map_err(Error::io("create directory", dir))?;
+    let index = delivery.index_text(store)?;
+    let tmp = dir.parent().unwrap_or(dir);
+    fsutil::write_atomic_mode(tmp, &dir.join(INDEX), index.as_bytes(), 0o444)?;
+    let files: Vec<(String, Id)> = delivery.files.iter().map(|(p, (_, b))| (p.clone(), *b)).collect();
+    fill_tree(dir, &files, &|blob, dest| place(store, blob, dest, Mode::Auto))?;
+    Ok(files.len())
 }
 
 /// Places one blob as a read-only file by `mode`.

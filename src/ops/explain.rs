@@ -8,6 +8,7 @@ use super::project::Project;
 use crate::diagnostics::{Error, Result};
 use crate::locator::StorePath;
 use crate::profile::Profile;
+use crate::quest::{QuestKind, Selection, quest_id};
 use crate::store::{Id, Store};
 use crate::view::conflict::Decision;
 
@@ -23,6 +24,13 @@ pub struct Explanation {
     pub blob: Id,
     /// The mount's locator that selected it.
     pub locator: String,
+    pub kind: crate::locator::Kind,
+    /// The generation the locator read, where known.
+    pub generation: Option<Id>,
+    /// The library version, for `@v` / `@pin` locators.
+    pub version: Option<String>,
+    /// The quest of the mount's selection.
+    pub quest: Option<Id>,
     /// Every conflict decided at this path (inside the mount and between mounts).
     pub decisions: Vec<Decision>,
 }
@@ -56,6 +64,14 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
         let Some(i) = record.entries.iter().position(|(p, _)| p == inner) else { continue };
         let (_, origin, locator) = &record.origins[i];
         decisions.extend(record.decisions.iter().filter(|d| d.path == rel.as_str()).cloned());
+        let provenance = record.provenance.get(*locator);
+        let kind =
+            crate::locator::Locator::parse(origin).map(|l| l.kind).unwrap_or(crate::locator::Kind::Rules);
+        let quest = m
+            .mounts
+            .iter()
+            .find(|x| x.path.as_str() == mount)
+            .map(|x| quest_id(QuestKind::Derivation, &[Selection::of_mount(x, false)]));
         return Ok(Explanation {
             path: rel.to_string(),
             environment: binding.environment,
@@ -63,7 +79,11 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
             derivation: *drv_id,
             origin: origin.clone(),
             blob: Id::from_hex(&record.entries[i].1).expect("validated on read"),
-            locator: record.provenance.get(*locator).map(|p| p.locator.clone()).unwrap_or_default(),
+            locator: provenance.map(|p| p.locator.clone()).unwrap_or_default(),
+            kind,
+            generation: provenance.and_then(|p| p.generation),
+            version: provenance.and_then(|p| p.version.clone()),
+            quest,
             decisions,
         });
     }

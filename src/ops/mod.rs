@@ -5,6 +5,7 @@ pub mod build;
 pub mod cat;
 pub mod explain;
 pub mod graph;
+pub mod history;
 pub mod ingest;
 pub mod init;
 pub mod lock;

@@ -247,6 +247,18 @@ impl Writer<'_> {
         Ok(id)
     }
 
+    /// Counts a read on a quest's use by (`dir`, `mount`) when its current resolve is `current`.
+    pub fn count_read(&self, id: &Id, dir: &str, mount: &str, current: &Id) -> Result<()> {
+        let Some(mut quest) = self.store.read_quest(id)? else { return Ok(()) };
+        let Some(p) =
+            quest.projects.iter_mut().find(|p| p.dir == dir && p.mount == mount && p.current == *current)
+        else {
+            return Ok(());
+        };
+        p.reads += 1;
+        self.write_quest(&quest)
+    }
+
     /// Registers a derivation quest under each Store path its moving locators read.
     pub fn index_quest(&self, quest: &Id, mount: &MountDecl) -> Result<()> {
         for loc in mount.select.iter().filter(|l| moves(l)) {

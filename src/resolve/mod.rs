@@ -135,6 +135,7 @@ pub(crate) fn resolve_fresh(store: &Store, mount: &MountDecl, loc: &Locator) -> 
         id: found.id,
         generation: Some(found.generation.id),
         pinned_seq: pinned.then_some(found.generation.generation.seq),
+        version: found.version.as_ref().map(|(_, v)| v.clone()),
     };
     let locked = LockedLocator {
         locator: loc.to_string(),
@@ -183,6 +184,7 @@ pub(crate) fn from_lock(
             id: entry.id,
             generation: entry.generation,
             pinned_seq,
+            version: entry.version.clone(),
         });
     }
     Ok(out)

@@ -127,7 +127,8 @@ fn resolve_dry(
         path: loc.place(),
         seq: 0,
     })?;
-    let selected = Selected { locator: loc.clone(), kind, id, generation: None, pinned_seq: None };
+    let selected =
+        Selected { locator: loc.clone(), kind, id, generation: None, pinned_seq: None, version: None };
     let locked =
         LockedLocator { locator: loc.to_string(), kind, id, generation: None, version: None, pin: None };
     Ok((selected, locked, None))

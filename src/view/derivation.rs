@@ -24,6 +24,8 @@ pub struct Selected {
     pub generation: Option<Id>,
     /// For `@gN` / hash locators, the generation's seq (decides "newer generation").
     pub pinned_seq: Option<u64>,
+    /// The library version it resolved to (`@v`, `@pin`).
+    pub version: Option<String>,
 }
 
 /// Where one selected file came from.
@@ -51,6 +53,8 @@ pub struct Provenance {
     pub kind: EntryKind,
     pub id: Id,
     pub generation: Option<Id>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// A mount's resolved selection, before or after it is stored.
@@ -151,6 +155,7 @@ pub fn plan(
             kind: s.kind,
             id: s.id,
             generation: s.generation,
+            version: s.version.clone(),
         })
         .collect();
     Ok(DerivationPlan { files, decisions, provenance })

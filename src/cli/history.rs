@@ -1,0 +1,106 @@
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use super::{Context, render};
+use crate::diagnostics::Result;
+use crate::ops::history;
+
+/// Run a command with the project's memory environment recorded
+///
+/// Sets MEMORIX_ENVIRONMENT (and MEMORIX_PROFILE_GENERATION) to what .memory/ shows, runs the
+/// command, appends a record to .memorix/runs.jsonl and exits with the command's exit code.
+/// Example: `memorix run -- claude -p "fix the failing test"`
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The command and its arguments
+    #[arg(value_name = "CMD", required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    command: Vec<String>,
+}
+
+pub fn run(ctx: &Context, args: RunArgs) -> Result<u8> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let record = history::run(&cwd, &ctx.store, &args.command)?;
+    Ok(record.exit_code.map_or(1, |c| c.clamp(0, 255) as u8))
+}
+
+/// List the recorded runs and the environment each one read, newest first
+#[derive(Debug, clap::Args)]
+pub struct RunsArgs {}
+
+pub fn runs(ctx: &Context, _args: RunsArgs) -> Result<u8> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut records = history::runs(&cwd)?;
+    records.reverse();
+    if ctx.json {
+        render::json(&records)?;
+        return Ok(0);
+    }
+    let mut s = String::new();
+    for r in &records {
+        let code = r.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "signal".into());
+        writeln!(
+            s,
+            "{}  gen {:<3} {}  exit {code:<6} {}",
+            r.started,
+            r.generation,
+            r.environment.short(),
+            r.command.join(" ")
+        )
+        .expect("writing to a string");
+    }
+    render::text(&s)?;
+    Ok(0)
+}
+
+/// Materialise any stored environment into a new directory, e.g. to replay a past run
+#[derive(Debug, clap::Args)]
+pub struct CheckoutArgs {
+    /// A profile generation number, or an environment id (prefix)
+    #[arg(value_name = "ENV")]
+    env: String,
+    /// A new (or empty) directory
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+}
+
+pub fn checkout(ctx: &Context, args: CheckoutArgs) -> Result<u8> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let (id, files) = history::checkout(&cwd, &ctx.store, &args.env, &args.dir)?;
+    render::text(&format!(
+        "Checked out environment {} into {}: {files} files\n",
+        id.short(),
+        args.dir.display()
+    ))?;
+    Ok(0)
+}
+
+/// Compare two environments (profile generations or environment ids)
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    #[arg(value_name = "A")]
+    a: String,
+    #[arg(value_name = "B")]
+    b: String,
+}
+
+pub fn diff(ctx: &Context, args: DiffArgs) -> Result<u8> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let d = history::diff(&cwd, &ctx.store, &args.a, &args.b)?;
+    if ctx.json {
+        render::json(&d)?;
+        return Ok(0);
+    }
+    let mut s = format!("{} -> {}\n", d.from.short(), d.to.short());
+    for (mount, from, to) in &d.mounts {
+        let show = |i: &Option<crate::store::Id>| i.map(|i| i.short()).unwrap_or_else(|| "-".into());
+        writeln!(s, "  mount {mount}/: derivation {} -> {}", show(from), show(to))
+            .expect("writing to a string");
+    }
+    for (letter, list) in [("A", &d.added), ("M", &d.modified), ("D", &d.removed)] {
+        for p in list {
+            writeln!(s, "  {letter} {p}").expect("writing to a string");
+        }
+    }
+    render::text(&s)?;
+    Ok(0)
+}

@@ -1,0 +1,217 @@
+//! What a run received, and replaying it: `memorix run`, `memorix runs`, `memorix checkout`,
+//! `memorix diff`.
+
+use std::collections::BTreeMap;
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use super::project::Project;
+use crate::deliver::{self, Delivery, Files};
+use crate::diagnostics::{Error, Result};
+use crate::profile::Profile;
+use crate::quest::{self, QuestKind, Selection, quest_id};
+use crate::store::generation::now_rfc3339;
+use crate::store::{Id, IdPrefix, Store};
+
+pub const RUNS: &str = "runs.jsonl";
+
+/// One line of `.memorix/runs.jsonl`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RunRecord {
+    pub environment: Id,
+    pub generation: u64,
+    pub command: Vec<String>,
+    pub exit_code: Option<i32>,
+    pub started: String,
+    pub finished: String,
+}
+
+/// Runs `command` with `MEMORIX_ENVIRONMENT` (and `MEMORIX_PROFILE_GENERATION`) set to what
+/// `.memory/` shows, appends the record, and counts a read on the environment's quests.
+pub fn run(start: &Path, store_root: &Path, command: &[String]) -> Result<RunRecord> {
+    let project = Project::open(start)?;
+    let profile = Profile::load(&project.state_dir)?;
+    let binding = profile.current().cloned().ok_or_else(|| {
+        Error::usage("this project has no active environment", Some("run `memorix build` first".to_string()))
+    })?;
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| Error::usage("nothing to run", Some("memorix run -- CMD [ARGS...]".to_string())))?;
+    let started = now_rfc3339();
+    let status = Command::new(program)
+        .args(args)
+        .env("MEMORIX_ENVIRONMENT", binding.environment.to_string())
+        .env("MEMORIX_PROFILE_GENERATION", binding.generation.to_string())
+        .status()
+        .map_err(Error::io("run", Path::new(program)))?;
+    let record = RunRecord {
+        environment: binding.environment,
+        generation: binding.generation,
+        command: command.to_vec(),
+        exit_code: status.code(),
+        started,
+        finished: now_rfc3339(),
+    };
+    let path = project.state_dir.join(RUNS);
+    let mut line = serde_json::to_string(&record).expect("a record serializes");
+    line.push('\n');
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .map_err(Error::io("append to", &path))?;
+    count_reads(&project, store_root, &binding.environment)?;
+    Ok(record)
+}
+
+/// Bumps `reads` on the quests whose current resolve for this project is what the run read.
+fn count_reads(project: &Project, store_root: &Path, env: &Id) -> Result<()> {
+    let store = Store::open(store_root)?;
+    let writer = store.writer()?;
+    let m = &project.manifest;
+    let dir = quest::project_key(&m.dir);
+    let env_selection: Vec<Selection> = m.mounts.iter().map(|x| Selection::of_mount(x, true)).collect();
+    let mut ids = vec![(quest_id(QuestKind::Environment, &env_selection), String::new())];
+    ids.extend(
+        m.mounts
+            .iter()
+            .map(|x| (quest_id(QuestKind::Derivation, &[Selection::of_mount(x, false)]), x.path.to_string())),
+    );
+    let record = store.read_environment(env)?;
+    for (id, mount) in ids {
+        let current = if mount.is_empty() {
+            Some(*env)
+        } else {
+            record.mounts.iter().find(|(p, _)| *p == mount).map(|(_, d)| *d)
+        };
+        if let Some(current) = current {
+            writer.count_read(&id, &dir, &mount, &current)?;
+        }
+    }
+    Ok(())
+}
+
+pub fn runs(start: &Path) -> Result<Vec<RunRecord>> {
+    let project = Project::open(start)?;
+    let path = project.state_dir.join(RUNS);
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io("read", &path)(e)),
+    };
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .map_err(|e| Error::corrupt("run record", &path, format!("line {}: {e}", i + 1)))
+        })
+        .collect()
+}
+
+/// An environment named by a profile generation number or an id prefix.
+fn environment(store: &Store, project: Option<&Project>, text: &str) -> Result<Id> {
+    if let (Ok(n), Some(p)) = (text.parse::<u64>(), project)
+        && text.len() < 8
+    {
+        let profile = Profile::load(&p.state_dir)?;
+        return profile.bindings.iter().find(|b| b.generation == n).map(|b| b.environment).ok_or_else(|| {
+            Error::usage(
+                format!("the profile has no generation {n}"),
+                Some("`memorix profile` lists them".to_string()),
+            )
+        });
+    }
+    let prefix = IdPrefix::parse(text).ok_or_else(|| Error::BadId(text.to_string()))?;
+    let fan = store.root().join("environments").join(&prefix.as_hex()[..2]);
+    let found: Vec<Id> = fs::read_dir(&fan)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str().and_then(Id::from_hex))
+        .filter(|id| prefix.matches(id))
+        .collect();
+    match found.as_slice() {
+        [id] => Ok(*id),
+        [] => {
+            Err(Error::usage(format!("no environment in the store has an id starting with {prefix}"), None))
+        }
+        many => Err(Error::AmbiguousId {
+            prefix: prefix.to_string(),
+            candidates: many.iter().map(Id::to_string).collect(),
+        }),
+    }
+}
+
+/// `memorix checkout ENV DIR`: any stored environment, materialised for replay.
+pub fn checkout(start: &Path, store_root: &Path, env: &str, dir: &Path) -> Result<(Id, usize)> {
+    let project = Project::open(start).ok();
+    let store = Store::open(store_root)?;
+    let id = environment(&store, project.as_ref(), env)?;
+    if dir.exists() && fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
+        return Err(Error::usage(
+            format!("{} exists and is not empty", dir.display()),
+            Some("name a new directory".to_string()),
+        ));
+    }
+    let manifest = project.as_ref().map(|p| &p.manifest);
+    let files = files_of(&store, &id)?;
+    let mounts = store.read_environment(&id)?.mounts.into_iter().map(|(p, _)| {
+        let intent = manifest
+            .and_then(|m| m.mounts.iter().find(|x| x.path.as_str() == p))
+            .and_then(|x| x.intent.clone());
+        (p, intent)
+    });
+    let delivery = Delivery { environment: id, generation: 0, mounts: mounts.collect(), files };
+    Ok((id, deliver::checkout(&store, dir, &delivery)?))
+}
+
+fn files_of(store: &Store, id: &Id) -> Result<Files> {
+    crate::view::environment::files_of(store, &store.read_environment(id)?)
+}
+
+#[derive(Debug, Serialize)]
+pub struct EnvDiff {
+    pub from: Id,
+    pub to: Id,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub modified: Vec<String>,
+    /// Mounts whose derivation changed: (mount, from, to).
+    pub mounts: Vec<(String, Option<Id>, Option<Id>)>,
+}
+
+/// `memorix diff A B`: two environments (by profile generation or id).
+pub fn diff(start: &Path, store_root: &Path, a: &str, b: &str) -> Result<EnvDiff> {
+    let project = Project::open(start).ok();
+    let store = Store::open(store_root)?;
+    let (from, to) = (environment(&store, project.as_ref(), a)?, environment(&store, project.as_ref(), b)?);
+    let blobs = |f: Files| -> BTreeMap<String, Id> { f.into_iter().map(|(p, (_, b))| (p, b)).collect() };
+    let (x, y) = (blobs(files_of(&store, &from)?), blobs(files_of(&store, &to)?));
+    let mounts_of = |id: &Id| -> Result<BTreeMap<String, Id>> {
+        Ok(store.read_environment(id)?.mounts.into_iter().collect())
+    };
+    let (mx, my) = (mounts_of(&from)?, mounts_of(&to)?);
+    let mut names: Vec<&String> = mx.keys().chain(my.keys()).collect();
+    names.sort();
+    names.dedup();
+    Ok(EnvDiff {
+        from,
+        to,
+        added: y.keys().filter(|k| !x.contains_key(*k)).cloned().collect(),
+        removed: x.keys().filter(|k| !y.contains_key(*k)).cloned().collect(),
+        modified: x
+            .iter()
+            .filter(|(k, v)| y.get(*k).is_some_and(|w| w != *v))
+            .map(|(k, _)| k.clone())
+            .collect(),
+        mounts: names
+            .into_iter()
+            .filter(|n| mx.get(*n) != my.get(*n))
+            .map(|n| (n.clone(), mx.get(n).copied(), my.get(n).copied()))
+            .collect(),
+    })
+}
