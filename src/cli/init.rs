@@ -1,25 +1,58 @@
+use std::fmt::Write;
+
 use super::{Context, render};
 use crate::diagnostics::Result;
-use crate::ops::init::init;
+use crate::ops::init::{Agents, init};
 
-/// Start a project: write a commented memorix.toml and create .memorix/
+/// Set up memorix in a project (safe to run again)
+///
+/// Writes a commented memorix.toml (unless one exists), creates .memorix/, adds .memory/ and
+/// .memorix/ to .git/info/exclude, and writes a .ignore with `!/.memory/` so rg, fd and agent
+/// search tools still find the memory. With --agents (or when AGENTS.md / CLAUDE.md exist) a
+/// managed block in those files points agents at .memory/INDEX.md.
+///
+/// Example: `memorix init --agents`
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The project name [default: the directory's name]
     #[arg(long)]
     name: Option<String>,
+
+    /// Write the managed block into AGENTS.md (created if neither it nor CLAUDE.md exists)
+    #[arg(long, conflicts_with = "remove_agents")]
+    agents: bool,
+
+    /// Take the managed block out of AGENTS.md / CLAUDE.md
+    #[arg(long)]
+    remove_agents: bool,
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let outcome = init(&cwd, args.name.as_deref())?;
+    let agents = match (args.agents, args.remove_agents) {
+        (true, _) => Agents::Write,
+        (_, true) => Agents::Remove,
+        _ => Agents::IfPresent,
+    };
+    let outcome = init(&cwd, args.name.as_deref(), agents)?;
     if ctx.json {
         render::json(&outcome)?;
-    } else {
-        render::text(&format!(
-            "Created memorix.toml for `{}`. Declare mounts in it, then run `memorix build`.\n",
-            outcome.name
-        ))?;
+        return Ok(0);
     }
+    let mut s = String::new();
+    if outcome.manifest_written {
+        writeln!(
+            s,
+            "Created memorix.toml for `{}`. Declare mounts in it, then run `memorix build`.",
+            outcome.name
+        )
+        .expect("writing to a string");
+    } else {
+        writeln!(s, "memorix.toml exists; left as it is").expect("writing to a string");
+    }
+    for c in &outcome.changed {
+        writeln!(s, "Updated {c}").expect("writing to a string");
+    }
+    render::text(&s)?;
     Ok(0)
 }

@@ -1,6 +1,8 @@
-//! `memorix init`: a commented starter manifest and the `.memorix/` state directory.
+//! `memorix init`: a commented starter manifest, `.memorix/`, git excludes, `.ignore`, and
+//! (with `--agents`) a managed block in AGENTS.md / CLAUDE.md. Idempotent.
 
-use std::path::Path;
+use std::fs;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -8,20 +10,31 @@ use crate::diagnostics::{Error, Result};
 use crate::manifest::{self, init::starter};
 use crate::store::fsutil;
 
-#[derive(Debug, Serialize)]
-pub struct InitOutcome {
-    pub manifest: String,
-    pub name: String,
+pub const BEGIN: &str = "<!-- memorix:begin -->";
+pub const END: &str = "<!-- memorix:end -->";
+
+/// What to do with the agents block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agents {
+    /// Write or refresh it where AGENTS.md / CLAUDE.md exist.
+    IfPresent,
+    /// Write or refresh it, creating AGENTS.md when neither exists.
+    Write,
+    /// Take it out.
+    Remove,
 }
 
-pub fn init(dir: &Path, name: Option<&str>) -> Result<InitOutcome> {
+#[derive(Debug, Serialize, Default)]
+pub struct InitOutcome {
+    pub name: String,
+    /// memorix.toml was written now (false: it existed and was kept).
+    pub manifest_written: bool,
+    /// Files changed: .git/info/exclude, .ignore, AGENTS.md, ...
+    pub changed: Vec<String>,
+}
+
+pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcome> {
     let path = dir.join(manifest::FILE);
-    if path.exists() {
-        return Err(Error::usage(
-            format!("{} already exists", path.display()),
-            Some("edit it, or remove it to start over".to_string()),
-        ));
-    }
     let name = match name {
         Some(n) => n.to_string(),
         None => dir
@@ -30,8 +43,140 @@ pub fn init(dir: &Path, name: Option<&str>) -> Result<InitOutcome> {
             .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| "project".to_string()),
     };
+    let mut out = InitOutcome { name, ..InitOutcome::default() };
     let state = dir.join(".memorix");
     fsutil::create_dir(&state)?;
-    fsutil::write_atomic(&state, &path, starter(&name).as_bytes())?;
-    Ok(InitOutcome { manifest: path.display().to_string(), name })
+    if !path.exists() {
+        fsutil::write_atomic(&state, &path, starter(&out.name).as_bytes())?;
+        out.manifest_written = true;
+    }
+    let memory = manifest::load(&path).map(|m| m.memory.to_string()).unwrap_or_else(|_| ".memory".into());
+
+    if let Some(exclude) = git_exclude(dir) {
+        let lines = [format!("/{memory}/"), "/.memorix/".to_string()];
+        if ensure_lines(&exclude, &lines, Some("# memorix: generated memory and project state"))? {
+            out.changed.push(display(dir, &exclude));
+        }
+    }
+    // rg and fd skip hidden and git-excluded paths; this whitelists the memory for them.
+    let ignore = dir.join(".ignore");
+    if ensure_lines(&ignore, &[format!("!/{memory}/")], None)? {
+        out.changed.push(".ignore".into());
+    }
+
+    let mut targets: Vec<PathBuf> =
+        ["AGENTS.md", "CLAUDE.md"].iter().map(|f| dir.join(f)).filter(|p| p.exists()).collect();
+    // CLAUDE.md is often a symlink to AGENTS.md: edit the file once.
+    targets.dedup_by_key(|p| p.canonicalize().unwrap_or_else(|_| p.clone()));
+    if targets.is_empty() && agents == Agents::Write {
+        targets.push(dir.join("AGENTS.md"));
+    }
+    for t in targets {
+        let before = fs::read_to_string(&t).unwrap_or_default();
+        let after = match agents {
+            Agents::Remove => remove_block(&before),
+            _ => with_block(&before, &block(&memory)),
+        };
+        if after != before {
+            fs::write(&t, after).map_err(Error::io("write", &t))?;
+            out.changed.push(display(dir, &t));
+        }
+    }
+    Ok(out)
+}
+
+fn display(dir: &Path, p: &Path) -> String {
+    p.strip_prefix(dir).unwrap_or(p).display().to_string()
+}
+
+/// `.git/info/exclude` of the repository at `dir` (a `.git` directory or a worktree's `.git`
+/// file), when `dir` is one.
+fn git_exclude(dir: &Path) -> Option<PathBuf> {
+    let dot_git = dir.join(".git");
+    let git_dir = if dot_git.is_dir() {
+        dot_git
+    } else {
+        let text = fs::read_to_string(&dot_git).ok()?;
+        let target = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
+        if target.is_absolute() { target } else { dir.join(target) }
+    };
+    Some(git_dir.join("info/exclude"))
+}
+
+/// Appends each missing line to `path` (creating it); true when it changed.
+fn ensure_lines(path: &Path, lines: &[String], comment: Option<&str>) -> Result<bool> {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let missing: Vec<&String> =
+        lines.iter().filter(|l| !text.lines().any(|x| x.trim() == l.as_str())).collect();
+    if missing.is_empty() {
+        return Ok(false);
+    }
+    let mut new = text.clone();
+    if !new.is_empty() && !new.ends_with('\n') {
+        new.push('\n');
+    }
+    if let Some(c) = comment {
+        new.push_str(c);
+        new.push('\n');
+    }
+    for l in missing {
+        new.push_str(l);
+        new.push('\n');
+    }
+    if let Some(parent) = path.parent() {
+        fsutil::create_dir(parent)?;
+    }
+    fs::write(path, new).map_err(Error::io("write", path))?;
+    Ok(true)
+}
+
+fn block(memory: &str) -> String {
+    format!(
+        "{BEGIN}\n## Project memory (memorix)\n\n\
+         Curated memory for coding agents is in `{memory}/`: rules, library docs for the exact\n\
+         versions this project pins, and notes. Start with `{memory}/INDEX.md`, which lists every\n\
+         mount with its intent and every file with its title; read files there with your usual\n\
+         tools. The files are read-only and generated: to change them, edit `memorix.toml` and\n\
+         run `memorix build`. `memorix skill` explains the rest.\n{END}\n"
+    )
+}
+
+/// `text` with the managed block replaced in place, or appended after one added newline
+/// (which `remove_block` takes away again, so removal restores the file exactly).
+fn with_block(text: &str, block: &str) -> String {
+    if let (Some(b), Some(e)) = (text.find(BEGIN), text.find(END)) {
+        let end = e + END.len() + usize::from(text[e + END.len()..].starts_with('\n'));
+        return format!("{}{block}{}", &text[..b], &text[end..]);
+    }
+    if text.is_empty() { block.to_string() } else { format!("{text}\n{block}") }
+}
+
+/// `text` without the managed block (and, at the end of the file, the newline added before it).
+fn remove_block(text: &str) -> String {
+    let (Some(b), Some(e)) = (text.find(BEGIN), text.find(END)) else { return text.to_string() };
+    let end = e + END.len() + usize::from(text[e + END.len()..].starts_with('\n'));
+    let mut head = text[..b].to_string();
+    let tail = &text[end..];
+    if tail.is_empty() && head.ends_with('\n') {
+        head.pop();
+    }
+    format!("{head}{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_round_trips_exactly() {
+        for original in ["# Agents\n\nBe careful.\n", "# Agents", "", "# A\n\n"] {
+            let added = with_block(original, &block(".memory"));
+            assert!(added.contains(BEGIN));
+            assert_eq!(with_block(&added, &block(".memory")), added, "idempotent");
+            assert_eq!(remove_block(&added), original, "{original:?}");
+        }
+        let mid = format!("top\n{BEGIN}\nold\n{END}\nbottom\n");
+        let updated = with_block(&mid, "NEW\n");
+        assert_eq!(updated, "top\nNEW\nbottom\n");
+    }
 }
