@@ -3,6 +3,7 @@
 mod build;
 mod cat;
 mod completions;
+mod edit;
 mod explain;
 mod graph;
 mod history;
@@ -16,6 +17,7 @@ mod quest;
 mod render;
 mod rm;
 mod show;
+mod skill;
 mod status;
 mod update;
 mod verify;
@@ -71,6 +73,8 @@ enum Command {
     Init(init::Args),
     Build(build::Args),
     Lock(lock::Args),
+    Add(edit::AddArgs),
+    Remove(edit::RemoveArgs),
     Status(status::Args),
     Update(update::Args),
     Quest(quest::Args),
@@ -91,6 +95,7 @@ enum Command {
     Show(show::Args),
     Verify(verify::Args),
     Versions(versions::Args),
+    Skill(skill::Args),
     Completions(completions::Args),
 }
 
@@ -142,6 +147,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Init(a) => init::run(&ctx, a),
         Command::Build(a) => build::run(&ctx, a),
         Command::Lock(a) => lock::run(&ctx, a),
+        Command::Add(a) => edit::add_cmd(&ctx, a),
+        Command::Remove(a) => edit::remove_cmd(&ctx, a),
         Command::Status(a) => status::run(&ctx, a),
         Command::Update(a) => update::run(&ctx, a),
         Command::Quest(a) => quest::run(&ctx, a),
@@ -162,15 +169,76 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Show(a) => show::run(&ctx, a),
         Command::Verify(a) => verify::run(&ctx, a),
         Command::Versions(a) => versions::run(&ctx, a),
+        Command::Skill(a) => skill::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use clap::CommandFactory;
+
     #[test]
     fn the_command_line_definition_is_consistent() {
-        use clap::CommandFactory;
         super::Cli::command().debug_assert();
+    }
+
+    /// The command lines a document shows: `$ memorix ...` lines and `memorix ...` code spans.
+    pub(crate) fn commands_in(doc: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for line in doc.lines() {
+            if let Some(cmd) = line.trim_start().strip_prefix("$ memorix ") {
+                out.push(cmd.split(" #").next().unwrap_or(cmd).trim().to_string());
+                continue;
+            }
+            for (i, span) in line.split('`').enumerate() {
+                if i % 2 == 1
+                    && let Some(cmd) = span.strip_prefix("memorix ")
+                {
+                    out.push(cmd.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// Checks that `cmd` (without the leading `memorix`) names real subcommands and flags.
+    pub(crate) fn check_command(cli: &clap::Command, cmd: &str) {
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let mut sub = cli;
+        let mut i = 0;
+        while let Some(next) = words.get(i).and_then(|w| sub.find_subcommand(w)) {
+            sub = next;
+            i += 1;
+        }
+        assert!(
+            i > 0 || words.first().is_none_or(|w| w.starts_with('-')),
+            "`memorix {cmd}`: no such command"
+        );
+        for w in &words[i..] {
+            if let Some(long) = w.strip_prefix("--").map(|f| f.split('=').next().unwrap_or(f)) {
+                let known =
+                    sub.get_arguments().chain(cli.get_arguments()).any(|a| a.get_long() == Some(long));
+                assert!(known || long.is_empty(), "`memorix {cmd}`: no flag --{long}");
+            }
+        }
+    }
+
+    /// Every command and flag the skill mentions must exist, so the skill cannot drift.
+    #[test]
+    fn every_command_and_flag_in_the_skill_exists() {
+        let cli = super::Cli::command();
+        let commands = commands_in(super::skill::SKILL);
+        assert!(commands.len() >= 20, "the skill shows the CLI ({} commands)", commands.len());
+        for cmd in commands {
+            check_command(&cli, &cmd);
+        }
+    }
+
+    #[test]
+    fn the_skill_has_front_matter() {
+        let skill = super::skill::SKILL;
+        assert!(skill.starts_with("---\nname: memorix\ndescription: "));
+        assert!(skill[4..].contains("\n---\n"));
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod build;
 pub mod cat;
+pub mod edit;
 pub mod explain;
 pub mod graph;
 pub mod history;
