@@ -23,6 +23,10 @@ pub enum Error {
     #[diagnostic(transparent)]
     Manifest(Box<crate::manifest::ManifestError>),
 
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Pins(Box<crate::pins::PinError>),
+
     #[error("could not {action} {}: {source}", path.display())]
     #[diagnostic(code(memorix::io), help("{}", io_help(source)))]
     Io { action: &'static str, path: PathBuf, source: io::Error },

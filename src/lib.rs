@@ -11,6 +11,7 @@ pub mod locator;
 pub mod lock;
 pub mod manifest;
 pub mod ops;
+pub mod pins;
 pub mod profile;
 pub mod quest;
 pub mod resolve;

@@ -1,0 +1,312 @@
+//! Every pin-file problem, with `file:line` in the message and a labelled span where known.
+
+use std::io;
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+
+use crate::diagnostics::Error;
+
+/// A pin-file problem. Variants with a location start their message with `file:line:`.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum PinError {
+    #[error("could not read pin file {path}: {source}")]
+    #[diagnostic(code(memorix::pins::read), help("{help}"))]
+    Read { path: String, source: io::Error, help: &'static str },
+
+    #[error("{path}: memorix does not know this kind of pin file")]
+    #[diagnostic(
+        code(memorix::pins::unknown_format),
+        help(
+            "[pins] files may list Cargo.lock, uv.lock (or a script's `<name>.py.lock`), poetry.lock, package-lock.json, npm-shrinkwrap.json and pip requirements files (*.txt, *.in)"
+        )
+    )]
+    UnknownFormat { path: String },
+
+    #[error("{at}: invalid {what}: {message}")]
+    #[diagnostic(code(memorix::pins::syntax), help("{help}"))]
+    Syntax {
+        at: String,
+        what: &'static str,
+        message: String,
+        help: String,
+        #[source_code]
+        src: Option<NamedSource<String>>,
+        #[label("here")]
+        span: Option<SourceSpan>,
+    },
+
+    #[error("{at}: {what} is newer than this memorix understands")]
+    #[diagnostic(code(memorix::pins::unsupported_version), help("{help}"))]
+    UnsupportedVersion {
+        at: String,
+        what: String,
+        help: String,
+        #[source_code]
+        src: Option<NamedSource<String>>,
+        #[label("this format version")]
+        span: Option<SourceSpan>,
+    },
+
+    #[error("{at}: included file {include} does not exist")]
+    #[diagnostic(
+        code(memorix::pins::missing_include),
+        help(
+            "the path is relative to the including file, {including}; fix the `-r`/`-c` line or create the file"
+        )
+    )]
+    MissingInclude {
+        at: String,
+        include: String,
+        including: String,
+        #[source_code]
+        src: Option<NamedSource<String>>,
+        #[label("included here")]
+        span: Option<SourceSpan>,
+    },
+
+    #[error("{at}: requirements files include each other: {chain}")]
+    #[diagnostic(
+        code(memorix::pins::include_cycle),
+        help("remove one of the `-r`/`-c` lines of the chain so that no file includes itself")
+    )]
+    IncludeCycle {
+        at: String,
+        chain: String,
+        #[source_code]
+        src: Option<NamedSource<String>>,
+        #[label("closes the cycle")]
+        span: Option<SourceSpan>,
+    },
+
+    #[error(
+        "{at}: {library} is not pinned in {file} ({what}): compile the file (pip-compile / uv pip compile) or pin it with =="
+    )]
+    #[diagnostic(
+        code(memorix::pins::unpinned),
+        help("memorix serves the docs of one exact version, which only `name==version` names")
+    )]
+    OnlyRange {
+        at: String,
+        library: String,
+        file: String,
+        /// `only `>=0.23``, or what else the line gives instead of a version.
+        what: String,
+        #[source_code]
+        src: Option<NamedSource<String>>,
+        #[label("not a pin")]
+        span: Option<SourceSpan>,
+    },
+
+    #[error("{library} is not pinned in any pin file (searched: {searched})")]
+    #[diagnostic(
+        code(memorix::pins::not_pinned),
+        help(
+            "check the mount's `library` name, or add the file that pins it to [pins] files in memorix.toml"
+        )
+    )]
+    NotPinned { library: String, searched: String },
+
+    #[error("every pin of {library} has a marker that [pins] markers makes false:\n{listing}")]
+    #[diagnostic(
+        code(memorix::pins::excluded_by_markers),
+        help("the target in [pins] markers does not install {library}; fix the target or drop the mount")
+    )]
+    ExcludedByMarkers {
+        library: String,
+        listing: String,
+        #[related]
+        sites: Vec<PinSite>,
+    },
+
+    #[error("the pin files disagree on {library}:\n{listing}")]
+    #[diagnostic(
+        code(memorix::pins::disagree),
+        help("pin the same version in every file, or list only the file that counts in [pins] files")
+    )]
+    Disagree {
+        library: String,
+        listing: String,
+        #[related]
+        sites: Vec<PinSite>,
+    },
+
+    #[error("{file} pins several versions of {library}, {why}:\n{listing}")]
+    #[diagnostic(code(memorix::pins::ambiguous), help("choose one in the mount, e.g. version = \"{first}\""))]
+    Ambiguous {
+        library: String,
+        file: String,
+        why: String,
+        first: String,
+        listing: String,
+        #[related]
+        sites: Vec<PinSite>,
+    },
+
+    #[error("the mount asks for {library} {version}, which is not pinned; the candidates are:\n{listing}")]
+    #[diagnostic(
+        code(memorix::pins::not_a_candidate),
+        help("set the mount's version to one of the pinned versions ({choices}), or drop it")
+    )]
+    NotACandidate {
+        library: String,
+        version: String,
+        choices: String,
+        listing: String,
+        #[related]
+        sites: Vec<PinSite>,
+    },
+
+    #[error(
+        "{library} is pinned to different versions under different markers, and no target is declared:\n{listing}"
+    )]
+    #[diagnostic(
+        code(memorix::pins::markers_needed),
+        help(
+            "markers are never read from this machine; declare the target, e.g. add to memorix.toml:  [pins] markers = {{ {variable} = \"{value}\" }}"
+        )
+    )]
+    MarkersNeeded {
+        library: String,
+        listing: String,
+        variable: String,
+        value: String,
+        #[related]
+        sites: Vec<PinSite>,
+    },
+
+    #[error(
+        "{at}: the marker `{marker}` of {library} needs `{variable}`, which [pins] markers does not declare"
+    )]
+    #[diagnostic(code(memorix::pins::undeclared_marker), help("{help}"))]
+    UndeclaredMarker {
+        at: String,
+        library: String,
+        marker: String,
+        variable: String,
+        help: String,
+        #[source_code]
+        src: Option<NamedSource<String>>,
+        #[label("this marker")]
+        span: Option<SourceSpan>,
+    },
+
+    #[error("{at}: invalid marker `{marker}`: {message}")]
+    #[diagnostic(
+        code(memorix::pins::bad_marker),
+        help(
+            "write a PEP 508 marker, e.g. sys_platform == 'linux'; if the file is generated, regenerate it"
+        )
+    )]
+    BadMarker {
+        at: String,
+        marker: String,
+        message: String,
+        #[source_code]
+        src: Option<NamedSource<String>>,
+        #[label("here")]
+        span: Option<SourceSpan>,
+    },
+
+    #[error("[pins] markers: {message}")]
+    #[diagnostic(code(memorix::pins::bad_target), help("{help}"))]
+    BadTarget { message: String, help: String },
+}
+
+/// One pin shown as part of an error about several pins.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{at}: {what}")]
+pub struct PinSite {
+    /// `file:line`.
+    pub at: String,
+    /// `name version`, with its source and markers.
+    pub what: String,
+    #[source_code]
+    pub src: Option<NamedSource<String>>,
+    #[label("pinned here")]
+    pub span: Option<SourceSpan>,
+}
+
+impl From<PinError> for Error {
+    fn from(e: PinError) -> Error {
+        Error::Pins(Box::new(e))
+    }
+}
+
+/// Where something is in a pin file: its display name, text (when read) and 1-based line.
+pub(crate) struct Loc<'a> {
+    pub name: &'a str,
+    pub text: Option<&'a str>,
+    pub line: usize,
+}
+
+impl Loc<'_> {
+    /// `file:line`, or just `file` when the line is unknown (0).
+    pub fn at(&self) -> String {
+        if self.line == 0 { self.name.to_string() } else { format!("{}:{}", self.name, self.line) }
+    }
+
+    /// The source and span for miette: the whole line.
+    pub fn source(&self) -> (Option<NamedSource<String>>, Option<SourceSpan>) {
+        let Some(text) = self.text else { return (None, None) };
+        let src = Some(NamedSource::new(self.name, text.to_string()));
+        (src, line_span(text, self.line))
+    }
+}
+
+/// The byte range of 1-based `line` in `text`, without its line break.
+fn line_span(text: &str, line: usize) -> Option<SourceSpan> {
+    if line == 0 {
+        return None;
+    }
+    let mut start = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            return Some((start, l.trim_end_matches(['\n', '\r']).len()).into());
+        }
+        start += l.len();
+    }
+    None
+}
+
+/// The 1-based line of byte `offset` in `text`.
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// An error for a syntax or structure problem at byte range `span` of a lockfile.
+pub(crate) fn syntax(
+    name: &str,
+    text: &str,
+    span: Option<std::ops::Range<usize>>,
+    what: &'static str,
+    message: &str,
+    help: &str,
+) -> Error {
+    let line = span.as_ref().map_or(0, |s| line_of(text, s.start));
+    let at = Loc { name, text: Some(text), line }.at();
+    PinError::Syntax {
+        at,
+        what,
+        message: message.trim_end().to_string(),
+        help: help.to_string(),
+        src: Some(NamedSource::new(name, text.to_string())),
+        span: span.map(|s| (s.start, s.end.saturating_sub(s.start)).into()),
+    }
+    .into()
+}
+
+/// Help for an I/O failure reading a pin file.
+fn read_help(err: &io::Error) -> &'static str {
+    match err.kind() {
+        io::ErrorKind::NotFound => {
+            "check the path in [pins] files in memorix.toml (it is relative to the project)"
+        }
+        io::ErrorKind::PermissionDenied => "check the permissions of the file",
+        _ => "check the file and retry",
+    }
+}
+
+/// An error reading the pin file `path`, shown as `name`.
+pub(crate) fn read_error(name: &str) -> impl FnOnce(io::Error) -> Error + '_ {
+    move |source| PinError::Read { path: name.to_string(), help: read_help(&source), source }.into()
+}

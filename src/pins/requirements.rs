@@ -1,0 +1,305 @@
+//! pip requirements files: `name==version` pins, with `-r`/`-c` includes, `--hash` options,
+//! markers, extras, comments and line continuations.
+//!
+//! These files are often hand-written, so a line memorix cannot read is skipped rather than
+//! refused: only the library a mount asks for has to make sense (DESIGN.md §9).
+
+use std::path::{Component, Path, PathBuf};
+use std::str::FromStr;
+
+use pep440_rs::Operator;
+use pep508_rs::{Requirement, VersionOrUrl};
+
+use super::error::{Loc, PinError, read_error};
+use super::{Ecosystem, Pin, PinFile};
+use crate::diagnostics::Result;
+
+/// Parses the requirements file `path` (shown as `name`) and the files it includes.
+pub(super) fn parse(path: &Path, name: &str) -> Result<PinFile> {
+    let mut walk = Walk { chain: Vec::new(), seen: Vec::new(), pins: Vec::new(), unpinned: Vec::new() };
+    walk.file(path, name)?;
+    Ok(PinFile {
+        path: path.to_path_buf(),
+        ecosystem: Ecosystem::Python,
+        pins: walk.pins,
+        unpinned: walk.unpinned,
+    })
+}
+
+/// Reading a requirements file and, depth first, the files it includes.
+struct Walk {
+    /// The include chain being read: (canonical path, display name).
+    chain: Vec<(PathBuf, String)>,
+    /// Every file read so far; a file included twice (not in a cycle) is read once.
+    seen: Vec<PathBuf>,
+    pins: Vec<Pin>,
+    unpinned: Vec<Pin>,
+}
+
+impl Walk {
+    fn file(&mut self, path: &Path, name: &str) -> Result<()> {
+        let text = std::fs::read_to_string(path).map_err(read_error(name))?;
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        self.seen.push(canonical.clone());
+        self.chain.push((canonical, name.to_string()));
+        for (line, content) in logical_lines(&text) {
+            match classify(&content) {
+                Line::Include(target) => self.include(path, name, &text, line, target)?,
+                Line::Other => {}
+                Line::Requirement(spec) => self.requirement(path, line, spec),
+            }
+        }
+        self.chain.pop();
+        Ok(())
+    }
+
+    fn include(&mut self, from: &Path, from_name: &str, text: &str, line: usize, target: &str) -> Result<()> {
+        // A remote include cannot be read without the network, which resolving never uses.
+        if target.contains("://") {
+            return Ok(());
+        }
+        let path = from.parent().unwrap_or(Path::new("")).join(target);
+        let name = display_join(from_name, target);
+        let loc = Loc { name: from_name, text: Some(text), line };
+        if !path.is_file() {
+            let (src, span) = loc.source();
+            return Err(PinError::MissingInclude {
+                at: loc.at(),
+                include: name,
+                including: from_name.to_string(),
+                src,
+                span,
+            }
+            .into());
+        }
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if let Some(start) = self.chain.iter().position(|(p, _)| *p == canonical) {
+            let mut names: Vec<&str> = self.chain[start..].iter().map(|(_, n)| n.as_str()).collect();
+            names.push(&name);
+            let (src, span) = loc.source();
+            return Err(PinError::IncludeCycle { at: loc.at(), chain: names.join(" -> "), src, span }.into());
+        }
+        if self.seen.contains(&canonical) {
+            return Ok(());
+        }
+        self.file(&path, &name)
+    }
+
+    /// Records `spec` (a requirement without options) if it names a package; anything else
+    /// (a bare path or URL, a typo) is skipped, since it cannot be the requested library.
+    fn requirement(&mut self, path: &Path, line: usize, spec: &str) {
+        let Ok(req) = Requirement::<pep508_rs::VerbatimUrl>::from_str(spec) else { return };
+        let name: String =
+            spec.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')).collect();
+        let markers =
+            spec.split_once(';').map(|(_, m)| m.trim().to_string()).filter(|_| !req.marker.is_true());
+        let pin = |version: String| Pin {
+            name: name.clone(),
+            version,
+            markers: markers.clone(),
+            file: path.to_path_buf(),
+            line,
+            direct: true,
+            source: None,
+        };
+        match &req.version_or_url {
+            Some(VersionOrUrl::VersionSpecifier(specs)) => {
+                match specs.iter().find(|s| matches!(s.operator(), Operator::Equal | Operator::ExactEqual)) {
+                    Some(exact) => {
+                        let version = written_version(spec, exact.version());
+                        self.pins
+                            .push(pin(version.map_or_else(|| exact.version().to_string(), str::to_string)))
+                    }
+                    None => self.unpinned.push(pin(specs.to_string())),
+                }
+            }
+            Some(VersionOrUrl::Url(url)) => self.unpinned.push(pin(format!("@ {url}"))),
+            None => self.unpinned.push(pin(String::new())),
+        }
+    }
+}
+
+/// The pinned version as the line writes it (`1.0RC1`; the parsed form is `1.0rc1`): the
+/// text after an `==` or `===` that parses to `parsed`.
+fn written_version<'a>(spec: &'a str, parsed: &pep440_rs::Version) -> Option<&'a str> {
+    let mut rest = spec.split(';').next()?;
+    while let Some(at) = rest.find("==") {
+        let after = rest[at + 2..].trim_start_matches('=').trim_start();
+        let end = after.find(|c: char| c.is_whitespace() || matches!(c, ',' | ')')).unwrap_or(after.len());
+        let text = &after[..end];
+        if text.parse::<pep440_rs::Version>().is_ok_and(|v| v == *parsed) {
+            return Some(text);
+        }
+        rest = &after[end..];
+    }
+    None
+}
+
+/// What one logical line of a requirements file is.
+#[derive(Debug, PartialEq, Eq)]
+enum Line<'a> {
+    /// `-r FILE` / `--requirement FILE` / `-c FILE` / `--constraint FILE`.
+    Include(&'a str),
+    /// A requirement, with any per-requirement options (`--hash`) cut off.
+    Requirement(&'a str),
+    /// Blank, or an option that does not pin anything (`-e`, `--index-url`, `--pre`, ...).
+    Other,
+}
+
+fn classify(line: &str) -> Line<'_> {
+    let line = line.trim();
+    if line.is_empty() {
+        return Line::Other;
+    }
+    if line.starts_with('-') {
+        for (long, short) in [("--requirement", "-r"), ("--constraint", "-c")] {
+            let value = match line.strip_prefix(long) {
+                Some(rest) if rest.is_empty() || rest.starts_with(['=', ' ', '\t']) => Some(rest),
+                Some(_) => None,
+                None => line.strip_prefix(short).filter(|r| !r.starts_with('-')),
+            };
+            if let Some(value) = value {
+                let value = value.trim_start_matches(['=', ' ', '\t']).trim().trim_matches(['"', '\'']);
+                return if value.is_empty() { Line::Other } else { Line::Include(value) };
+            }
+        }
+        return Line::Other;
+    }
+    // pip reads a line as arguments up to the first option (`--hash=...`, `--global-option`).
+    let end = line
+        .char_indices()
+        .find(|&(i, c)| c == '-' && i > 0 && line[..i].ends_with([' ', '\t']))
+        .map_or(line.len(), |(i, _)| i);
+    Line::Requirement(line[..end].trim_end())
+}
+
+/// The file's logical lines with their first physical line number: continuations
+/// (trailing `\`) joined, comments (`#` at the start or after whitespace) removed. A
+/// comment line ends a continuation, as in pip (`pkg==1 \` then `# via ...`).
+fn logical_lines(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut pending: Option<(usize, String)> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let comment = raw.trim_start().starts_with('#');
+        match raw.strip_suffix('\\') {
+            Some(head) if !comment => pending.get_or_insert_with(|| (i + 1, String::new())).1.push_str(head),
+            _ => match pending.take() {
+                Some((start, mut joined)) => {
+                    if !comment {
+                        joined.push_str(raw);
+                    }
+                    out.push((start, joined));
+                }
+                None => out.push((i + 1, raw.to_string())),
+            },
+        }
+    }
+    out.extend(pending);
+    for (_, line) in &mut out {
+        let cut = line
+            .char_indices()
+            .find(|&(i, c)| c == '#' && (i == 0 || line[..i].ends_with(char::is_whitespace)))
+            .map(|(i, _)| i);
+        if let Some(i) = cut {
+            line.truncate(i);
+        }
+    }
+    out
+}
+
+/// `target` relative to the file named `from` (`requirements/dev.txt` + `docs.txt` ->
+/// `requirements/docs.txt`), with `.` and `..` folded so that messages name files plainly.
+fn display_join(from: &str, target: &str) -> String {
+    let joined = Path::new(from).parent().unwrap_or(Path::new("")).join(target);
+    let mut parts: Vec<Component> = Vec::new();
+    for c in joined.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(parts.last(), Some(Component::Normal(_))) => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    parts.iter().collect::<PathBuf>().display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continuation_lines_join_and_a_comment_line_ends_them() {
+        let text = "alembic==1.4.3 \\\n    --hash=sha256:aa \\\n    --hash=sha256:bb \\\n    # via -r main.in\namqp==2.6.1\n";
+        let lines = logical_lines(text);
+        assert_eq!(lines[0].0, 1);
+        assert!(lines[0].1.starts_with("alembic==1.4.3"), "{lines:?}");
+        assert!(lines[0].1.contains("--hash=sha256:bb"));
+        assert_eq!(lines[1], (5, "amqp==2.6.1".to_string()));
+    }
+
+    #[test]
+    fn comments_are_cut_but_not_a_hash_inside_a_url() {
+        let lines = logical_lines("# full\nsix==1.16.0  # trailing\nfoo @ https://x.org/f.zip#egg=foo\n");
+        assert_eq!(lines[0].1, "");
+        assert_eq!(lines[1].1.trim(), "six==1.16.0");
+        assert_eq!(lines[2].1, "foo @ https://x.org/f.zip#egg=foo");
+    }
+
+    #[test]
+    fn include_and_option_lines_are_told_apart() {
+        assert_eq!(classify("-r base.txt"), Line::Include("base.txt"));
+        assert_eq!(classify("-rbase.txt"), Line::Include("base.txt"));
+        assert_eq!(classify("--requirement=base.txt"), Line::Include("base.txt"));
+        assert_eq!(classify("--requirement base.txt"), Line::Include("base.txt"));
+        assert_eq!(classify("-c constraints.txt"), Line::Include("constraints.txt"));
+        assert_eq!(classify("--constraint constraints.txt"), Line::Include("constraints.txt"));
+        for option in [
+            "-e ./editable[d,dev]",
+            "--editable ./x",
+            "--no-binary fred",
+            "--only-binary wilma",
+            "-i https://pypi.org/simple",
+            "--index-url https://pypi.org/simple",
+            "--extra-index-url https://download.pytorch.org/whl/cpu",
+            "--find-links ./wheels",
+            "--pre --extra-index-url https://pypi.nvidia.com",
+            "--trusted-host example.org",
+            "--requirements-are-not-an-option",
+        ] {
+            assert_eq!(classify(option), Line::Other, "{option}");
+        }
+    }
+
+    #[test]
+    fn hash_options_are_cut_from_a_requirement() {
+        assert_eq!(
+            classify("werkzeug==2.2.3 ; python_version >= \"3.8\" --hash=sha256:2e1c"),
+            Line::Requirement("werkzeug==2.2.3 ; python_version >= \"3.8\"")
+        );
+        assert_eq!(
+            classify("urllib3==1.26.15     --hash sha256:8a38"),
+            Line::Requirement("urllib3==1.26.15")
+        );
+        assert_eq!(classify("python-dateutil==2.8.2"), Line::Requirement("python-dateutil==2.8.2"));
+    }
+
+    #[test]
+    fn the_pinned_version_is_kept_as_written() {
+        let v = |s: &str| s.parse::<pep440_rs::Version>().expect("version");
+        assert_eq!(written_version("Django==1.0RC1", &v("1.0rc1")), Some("1.0RC1"));
+        assert_eq!(
+            written_version("torch==2.0.1+cu117; sys_platform == 'linux'", &v("2.0.1+cu117")),
+            Some("2.0.1+cu117")
+        );
+        assert_eq!(written_version("attrs === 23.1.0", &v("23.1.0")), Some("23.1.0"));
+        assert_eq!(written_version("x>=1,==1.2", &v("1.2")), Some("1.2"));
+    }
+
+    #[test]
+    fn include_names_are_folded_relative_to_the_including_file() {
+        assert_eq!(display_join("requirements/dev.txt", "docs.txt"), "requirements/docs.txt");
+        assert_eq!(display_join("requirements/dev.txt", "../base.txt"), "base.txt");
+        assert_eq!(display_join("dev.txt", "./sub/a.txt"), "sub/a.txt");
+    }
+}

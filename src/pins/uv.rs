@@ -1,0 +1,146 @@
+//! `uv.lock` (lock version 1, any revision), and a script's `<name>.py.lock`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::error::{Loc, PinError, line_of, syntax};
+use super::{Ecosystem, Pin, normalize};
+use crate::diagnostics::Result;
+
+const HELP: &str = "uv.lock is generated: run `uv lock` to write it again";
+
+/// The newest uv.lock version this reader knows.
+const NEWEST: i64 = 1;
+
+#[derive(Deserialize)]
+struct Lock {
+    version: Option<Spanned<i64>>,
+    #[serde(default)]
+    package: Vec<Package>,
+    manifest: Option<Manifest>,
+}
+
+/// `[manifest]`: the workspace members, or a script's own requirements.
+#[derive(Deserialize)]
+struct Manifest {
+    #[serde(default)]
+    members: Vec<String>,
+    #[serde(default)]
+    requirements: Vec<Dependency>,
+}
+
+#[derive(Deserialize)]
+struct Package {
+    name: Spanned<String>,
+    /// Absent for a workspace member with a dynamic version.
+    version: Option<String>,
+    source: Option<BTreeMap<String, toml::Value>>,
+    #[serde(rename = "resolution-markers", default)]
+    resolution_markers: Vec<String>,
+    #[serde(default)]
+    dependencies: Vec<Dependency>,
+    #[serde(rename = "optional-dependencies", default)]
+    optional_dependencies: BTreeMap<String, Vec<Dependency>>,
+    #[serde(rename = "dev-dependencies", default)]
+    dev_dependencies: BTreeMap<String, Vec<Dependency>>,
+}
+
+/// A dependency edge; `version` is written only when the lock has several versions.
+#[derive(Deserialize)]
+struct Dependency {
+    name: String,
+    version: Option<String>,
+}
+
+impl Package {
+    /// The project itself: `source = { editable = "." }` or `{ virtual = "." }`, or a member.
+    fn is_root(&self, members: &HashSet<String>) -> bool {
+        let own = self.source.as_ref().is_some_and(|s| {
+            ["editable", "virtual"].iter().any(|k| s.get(*k).and_then(toml::Value::as_str) == Some("."))
+        });
+        own || members.contains(&normalize(Ecosystem::Python, self.name.get_ref()))
+    }
+
+    fn all_dependencies(&self) -> impl Iterator<Item = &Dependency> {
+        self.dependencies
+            .iter()
+            .chain(self.optional_dependencies.values().flatten())
+            .chain(self.dev_dependencies.values().flatten())
+    }
+}
+
+pub(super) fn parse(text: &str, name: &str, path: &Path) -> Result<Vec<Pin>> {
+    let lock: Lock =
+        toml::from_str(text).map_err(|e| syntax(name, text, e.span(), "uv.lock", e.message(), HELP))?;
+    if let Some(v) = &lock.version
+        && *v.get_ref() > NEWEST
+    {
+        let loc = Loc { name, text: Some(text), line: line_of(text, v.span().start) };
+        let (src, _) = loc.source();
+        return Err(PinError::UnsupportedVersion {
+            at: loc.at(),
+            what: format!("uv.lock version {}", v.get_ref()),
+            help: format!("this memorix reads uv.lock version {NEWEST}; upgrade memorix"),
+            src,
+            span: Some(v.span().into()),
+        }
+        .into());
+    }
+
+    let norm = |n: &str| normalize(Ecosystem::Python, n);
+    let members: HashSet<String> = lock.manifest.iter().flat_map(|m| &m.members).map(|m| norm(m)).collect();
+    // Edges from the root without a version mean the lock's only version of that name.
+    let mut direct_names: HashSet<String> = HashSet::new();
+    let mut direct_versions: HashSet<(String, String)> = HashSet::new();
+    let roots = lock.package.iter().filter(|p| p.is_root(&members));
+    let script = lock.manifest.iter().flat_map(|m| &m.requirements);
+    for dep in roots.flat_map(Package::all_dependencies).chain(script) {
+        match &dep.version {
+            Some(v) => direct_versions.insert((norm(&dep.name), v.clone())),
+            None => direct_names.insert(norm(&dep.name)),
+        };
+    }
+
+    Ok(lock
+        .package
+        .iter()
+        .filter_map(|p| {
+            let version = p.version.clone()?;
+            let key = norm(p.name.get_ref());
+            let direct = direct_names.contains(&key) || direct_versions.contains(&(key, version.clone()));
+            Some(Pin {
+                name: p.name.get_ref().clone(),
+                version,
+                markers: fork_markers(&p.resolution_markers),
+                file: path.to_path_buf(),
+                line: line_of(text, p.name.span().start),
+                direct,
+                source: p.source.as_ref().map(source_text),
+            })
+        })
+        .collect())
+}
+
+/// A package forked by uv applies under any of its forks' markers.
+fn fork_markers(forks: &[String]) -> Option<String> {
+    match forks {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => Some(many.iter().map(|m| format!("({m})")).collect::<Vec<_>>().join(" or ")),
+    }
+}
+
+/// `{ registry = "https://pypi.org/simple" }` -> `registry+https://pypi.org/simple`.
+fn source_text(source: &BTreeMap<String, toml::Value>) -> String {
+    source
+        .iter()
+        .map(|(kind, v)| match v.as_str() {
+            Some(s) => format!("{kind}+{s}"),
+            None => format!("{kind}+{v}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

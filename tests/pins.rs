@@ -1,0 +1,458 @@
+//! Pin resolution over the real lockfiles and requirements files of the shared corpus, read in
+//! place. Expected versions were looked up in the files by hand.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use memorix::pins::{Ecosystem, Pins, parse_file};
+use miette::Diagnostic;
+
+/// What resolving one library must give.
+enum Expect {
+    /// This version (the docs version is the same).
+    Version(&'static str),
+    /// This version, with this docs version (a local label dropped).
+    Local(&'static str, &'static str),
+    /// An error with this code whose message contains the text.
+    Fails(&'static str, &'static str),
+}
+use Expect::{Fails, Local, Version};
+
+/// One resolution: pin `files` (relative to `dir` under `lockfiles/`), the target `markers`,
+/// then `library` with the mount's `version`.
+struct Row {
+    dir: &'static str,
+    files: &'static [&'static str],
+    markers: &'static [(&'static str, &'static str)],
+    library: &'static str,
+    version: Option<&'static str>,
+    expect: Expect,
+}
+
+const fn row(dir: &'static str, file: &'static [&'static str], library: &'static str, expect: Expect) -> Row {
+    Row { dir, files: file, markers: &[], library, version: None, expect }
+}
+
+const fn target(
+    dir: &'static str,
+    file: &'static [&'static str],
+    markers: &'static [(&'static str, &'static str)],
+    library: &'static str,
+    expect: Expect,
+) -> Row {
+    Row { dir, files: file, markers, library, version: None, expect }
+}
+
+const fn chosen(
+    dir: &'static str,
+    file: &'static [&'static str],
+    library: &'static str,
+    version: &'static str,
+    expect: Expect,
+) -> Row {
+    Row { dir, files: file, markers: &[], library, version: Some(version), expect }
+}
+
+const RUSTSEC: &str = "rustsec-cargo-lock/cargo-lock/tests/examples";
+const DISAMBIGUATION: &str = "rustsec-cargo-lock/cargo-lock/tests/examples/source_disambiguation";
+const UV_REQS: &str = "uv/crates/uv-requirements-txt/test-data/requirements-txt";
+const TORCH: &str = "pytorch-serve/requirements";
+const CARGO: &[&str] = &["Cargo.lock"];
+const UV: &[&str] = &["uv.lock"];
+const POETRY: &[&str] = &["poetry.lock"];
+const NPM: &[&str] = &["package-lock.json"];
+
+const ROWS: &[Row] = &[
+    // Cargo.lock v1 (ripgrep 0.10.0: `name version (source)` dependencies, [metadata] checksums).
+    row("ripgrep/0.10.0", CARGO, "regex", Version("1.0.5")),
+    row("ripgrep/0.10.0", CARGO, "clap", Version("2.32.0")),
+    row("ripgrep/0.10.0", CARGO, "memchr", Version("2.0.2")),
+    // Two rand, neither a direct dependency of ripgrep: the candidates are listed.
+    row("ripgrep/0.10.0", CARGO, "rand", Fails("memorix::pins::ambiguous", "Cargo.lock:413: rand 0.4.3")),
+    row("ripgrep/0.10.0", CARGO, "rand", Fails("memorix::pins::ambiguous", "Cargo.lock:423: rand 0.5.5")),
+    chosen("ripgrep/0.10.0", CARGO, "rand", "0.5.5", Version("0.5.5")),
+    chosen("ripgrep/0.10.0", CARGO, "rand", "0.6.0", Fails("memorix::pins::not_a_candidate", "rand 0.6.0")),
+    row("ripgrep/12.1.1", CARGO, "bstr", Version("0.2.13")),
+    row("ripgrep/12.1.1", CARGO, "grep-cli", Version("0.1.5")),
+    row(RUSTSEC, &["Cargo.lock.v1"], "hex", Version("0.4.0")),
+    row(RUSTSEC, &["Cargo.lock.v1"], "syn", Fails("memorix::pins::ambiguous", "syn 0.15.44")),
+    // Cargo.lock v2.
+    row("ripgrep/ed9d37959f", CARGO, "regex", Version("1.5.4")),
+    row(
+        "ripgrep/ed9d37959f",
+        CARGO,
+        "cfg-if",
+        Fails("memorix::pins::ambiguous", "Cargo.lock:68: cfg-if 1.0.0"),
+    ),
+    row(RUSTSEC, &["Cargo.lock.v2"], "serde", Version("1.0.136")),
+    row(RUSTSEC, &["Cargo.lock.v2"], "toml", Version("0.5.9")),
+    // Cargo.lock v3.
+    row("ripgrep/13.0.0", CARGO, "regex", Version("1.5.4")),
+    row("ripgrep/13.0.0", CARGO, "memchr", Version("2.4.0")),
+    row(RUSTSEC, &["Cargo.lock.v3"], "toml", Version("0.5.9")),
+    row("axum", CARGO, "tokio", Version("1.49.0")),
+    row("axum", CARGO, "hyper", Version("1.8.1")),
+    // Cargo.lock v4.
+    row("ripgrep/15.1.0", CARGO, "regex", Version("1.12.2")),
+    row("ripgrep/15.1.0", CARGO, "serde_json", Version("1.0.145")),
+    row("ripgrep/15.1.0", CARGO, "serde-json", Version("1.0.145")),
+    row(RUSTSEC, &["Cargo.lock.v4"], "toml", Version("0.8.14")),
+    row(RUSTSEC, &["Cargo.lock.same-git"], "tracy-client", Version("0.15.0")),
+    // Workspaces: syn 2 and syn 3 (clap), rand 0.8 and 0.9 (uv); the members use one directly.
+    row("clap", CARGO, "syn", Version("3.0.2")),
+    row("clap", CARGO, "clap", Version("4.6.6")),
+    chosen("clap", CARGO, "syn", "2.0.119", Version("2.0.119")),
+    row("uv", CARGO, "rand", Version("0.9.4")),
+    row("uv", CARGO, "syn", Version("3.0.3")),
+    row("uv", CARGO, "tokio", Version("1.53.1")),
+    // Source disambiguation: the root's own choice, and one version from two sources.
+    row(DISAMBIGUATION, &["Cargo.lock.two_versions_same_registry"], "bytes", Version("0.6.0")),
+    row(DISAMBIGUATION, &["Cargo.lock.two_versions_different_registries"], "bytes", Version("0.6.0")),
+    row(DISAMBIGUATION, &["Cargo.lock.two_versions_different_source_types"], "bytes", Version("0.6.0")),
+    row(DISAMBIGUATION, &["Cargo.lock.single_version_different_registries"], "bytes", Version("1.2.1")),
+    row(DISAMBIGUATION, &["Cargo.lock.single_version_different_source_types"], "bytes", Version("1.2.1")),
+    // requirements chained with -r (pip-compile-multi), read through dev.txt.
+    row("flask/2.2.5/requirements", &["dev.txt"], "click", Version("8.1.3")),
+    row("flask/2.2.5/requirements", &["dev.txt"], "sphinx", Version("4.5.0")),
+    row("flask/2.2.5/requirements", &["dev.txt"], "pytest", Version("7.3.1")),
+    row("flask/2.2.5/requirements", &["dev.txt"], "python_dotenv", Version("1.0.0")),
+    target(
+        "flask/2.2.5/requirements",
+        &["dev.txt"],
+        &[("python_version", "3.11")],
+        "python-dotenv",
+        Version("1.0.0"),
+    ),
+    target(
+        "flask/2.2.5/requirements",
+        &["dev.txt"],
+        &[("sys_platform", "linux")],
+        "python-dotenv",
+        Fails("memorix::pins::undeclared_marker", "tests.txt:20: the marker"),
+    ),
+    row("flask/2.2.5/requirements", &["dev.in"], "tox", Fails("memorix::pins::unpinned", "dev.in:6: tox")),
+    row("flask/2.2.5/requirements", &["docs.in"], "sphinx", Fails("memorix::pins::unpinned", "(only `<5`)")),
+    row("flask/2.2.5/requirements", &["dev.in", "dev.txt"], "tox", Version("4.5.0")),
+    row("flask/3.0.3/requirements", &["dev.txt"], "pytest", Version("8.1.1")),
+    row("flask/3.0.3/requirements", &["dev.txt"], "sphinx", Version("7.2.6")),
+    row("flask/3.0.3/requirements", &["dev.txt", "tests.txt", "typing.txt"], "pytest", Version("8.1.1")),
+    row(
+        "flask",
+        &["2.2.5/requirements/dev.txt", "3.0.3/requirements/dev.txt"],
+        "pytest",
+        Fails("memorix::pins::disagree", "3.0.3/requirements/dev.txt:123: pytest 8.1.1"),
+    ),
+    // pip-compile --generate-hashes: `--hash` continuation lines ending in a `# via` comment.
+    row("warehouse/requirements", &["main.txt"], "alembic", Version("1.4.3")),
+    row("warehouse/requirements", &["main.txt"], "amqp", Version("2.6.1")),
+    row("warehouse/requirements", &["main.txt"], "pyramid", Version("1.10.5")),
+    row("warehouse/requirements", &["tests.txt"], "pytest", Version("6.1.2")),
+    row("warehouse/requirements", &["deploy.txt"], "gunicorn", Version("20.0.4")),
+    row("warehouse/requirements", &["dev.txt"], "hupper", Fails("memorix::pins::unpinned", "(only `>=1.9`)")),
+    // Local versions, per-platform markers, -r includes, --extra-index-url / --index-url.
+    row(TORCH, &["torch_cu117_linux.txt"], "torch", Local("2.0.1+cu117", "2.0.1")),
+    row(TORCH, &["torch_cu117_linux.txt"], "torchtext", Version("0.15.2")),
+    row(TORCH, &["torch_cu121_linux.txt"], "torch", Local("2.4.0+cu121", "2.4.0")),
+    row(TORCH, &["torch_rocm62.txt"], "torchaudio", Local("2.5.1+rocm6.2", "2.5.1")),
+    row(TORCH, &["torch_cu117_linux.txt"], "wheel", Version("0.42.0")),
+    row(
+        TORCH,
+        &["torch_cu117_linux.txt"],
+        "numpy",
+        Fails("memorix::pins::markers_needed", "torch_common.txt:5: numpy 1.26.4; sys_platform == 'win32'"),
+    ),
+    target(TORCH, &["torch_cu117_linux.txt"], &[("sys_platform", "linux")], "numpy", Version("1.24.3")),
+    target(TORCH, &["torch_windows.txt"], &[("sys_platform", "win32")], "numpy", Version("1.26.4")),
+    row(TORCH, &["torch_linux.txt", "torch_darwin.txt"], "torch", Local("2.4.0+cpu", "2.4.0")),
+    row(
+        TORCH,
+        &["torch_cu117_linux.txt", "torch_darwin.txt"],
+        "torch",
+        Fails("memorix::pins::disagree", "torch_darwin.txt:4: torch 2.4.0"),
+    ),
+    target(
+        TORCH,
+        &["torch_cu117_linux.txt", "torch_darwin.txt"],
+        &[("sys_platform", "darwin")],
+        "torch",
+        Version("2.4.0"),
+    ),
+    row(TORCH, &["developer.txt"], "psutil", Version("5.9.8")),
+    row(TORCH, &["developer.txt"], "intel-extension-for-pytorch", Version("2.3.0")),
+    row(
+        TORCH,
+        &["developer.txt"],
+        "transformers",
+        Fails("memorix::pins::unpinned", "developer.txt:11: transformers"),
+    ),
+    row(TORCH, &["trt_llm.txt"], "transformers", Fails("memorix::pins::unpinned", "(only `>=4.44.2`)")),
+    row(TORCH, &["neuronx.txt"], "neuronx-cc", Fails("memorix::pins::unpinned", "named without a version")),
+    // Options that pin nothing.
+    row(
+        "pip/tests/data/reqfiles",
+        &["supported_options2.txt"],
+        "fred",
+        Fails("memorix::pins::not_pinned", "fred"),
+    ),
+    // uv's requirements parser test data: -c, --requirement, hashes after markers, URLs.
+    row(UV_REQS, &["constraints-a.txt"], "django", Version("2.1.15")),
+    row(
+        UV_REQS,
+        &["constraints-a.txt"],
+        "django-debug-toolbar",
+        Fails("memorix::pins::unpinned", "(only `<2.2`)"),
+    ),
+    row(UV_REQS, &["include-a.txt"], "numpy", Version("1.24.2")),
+    row(UV_REQS, &["include-a.txt"], "tomli", Fails("memorix::pins::unpinned", "include-b.txt:1: tomli")),
+    row(UV_REQS, &["poetry-with-hashes.txt"], "werkzeug", Version("2.2.3")),
+    row(UV_REQS, &["poetry-with-hashes.txt"], "requests-oauthlib", Version("1.3.1")),
+    target(UV_REQS, &["poetry-with-hashes.txt"], &[("python_version", "3.11")], "psycopg2", Version("2.9.5")),
+    row(UV_REQS, &["basic.txt"], "pandas", Version("2.0.0")),
+    row(UV_REQS, &["small.txt"], "tomli-w", Version("1.0.0")),
+    row(
+        UV_REQS,
+        &["whitespace.txt"],
+        "pandas",
+        Fails("memorix::pins::unpinned", "whitespace.txt:19: pandas"),
+    ),
+    row(UV_REQS, &["editable.txt"], "editable", Fails("memorix::pins::not_pinned", "editable")),
+    row(UV_REQS, &["bare-url.txt"], "black", Fails("memorix::pins::not_pinned", "black")),
+    row("uv/test/requirements/compiled", &["all-kinds.txt"], "django", Version("5.0.1")),
+    row(
+        "uv/test/requirements/compiled",
+        &["all-kinds.txt"],
+        "flask",
+        Fails("memorix::pins::unpinned", "(only `@ https://files.pythonhosted.org/"),
+    ),
+    // uv.lock revision 3 (uv, flask HEAD), revision 2 (click), no revision (built-by-uv).
+    row("uv", UV, "ruff", Version("0.16.2")),
+    row("uv", UV, "mkdocs", Version("1.6.1")),
+    row(
+        "uv",
+        UV,
+        "fastjsonschema",
+        Fails("memorix::pins::markers_needed", "uv.lock:427: fastjsonschema 2.22.1"),
+    ),
+    target("uv", UV, &[("python_version", "3.12")], "fastjsonschema", Version("2.22.1")),
+    target("uv", UV, &[("python_version", "3.8")], "fastjsonschema", Version("2.21.2")),
+    row("flask/HEAD", UV, "werkzeug", Version("3.1.8")),
+    row("flask/HEAD", UV, "Jinja2", Version("3.1.6")),
+    row("flask/HEAD", UV, "sphinx", Fails("memorix::pins::markers_needed", "uv.lock:1219: sphinx 8.1.3")),
+    target("flask/HEAD", UV, &[("python_version", "3.10")], "sphinx", Version("8.1.3")),
+    target("flask/HEAD", UV, &[("python_full_version", "3.13.1")], "sphinx", Version("8.2.3")),
+    chosen("flask/HEAD", UV, "sphinx", "8.2.3", Version("8.2.3")),
+    row("click/bba0561d", UV, "pytest", Version("8.3.5")),
+    target("click/bba0561d", UV, &[("python_version", "3.12")], "sphinx", Version("8.2.3")),
+    row("uv/test/packages/built-by-uv", UV, "anyio", Version("4.6.2.post1")),
+    row("uv/test/packages/built-by-uv", UV, "pytest", Version("8.3.3")),
+    row("uv/scripts/benchmark", UV, "blinker", Version("1.8.2")),
+    // A PEP 723 script's lock.
+    row("uv/scripts", &["create-python-mirror.py.lock"], "httpx", Version("0.28.1")),
+    target(
+        "uv/scripts",
+        &["create-python-mirror.py.lock"],
+        &[("python_version", "3.9")],
+        "anyio",
+        Version("4.12.1"),
+    ),
+    // poetry.lock: no lock-version (1.0.10), 1.1, 2.0 (1.8.5), 2.1 (HEAD), and fixtures.
+    row("poetry/1.0.10", POETRY, "cleo", Version("0.7.6")),
+    row("poetry/1.0.10", POETRY, "tomlkit", Version("0.5.11")),
+    row(
+        "poetry/1.0.10",
+        POETRY,
+        "pytest",
+        Fails("memorix::pins::ambiguous", "poetry.lock:1218: pytest 5.4.3"),
+    ),
+    chosen("poetry/1.0.10", POETRY, "pytest", "5.4.3", Version("5.4.3")),
+    target(
+        "poetry/1.0.10",
+        POETRY,
+        &[("python_version", "3.8"), ("sys_platform", "win32")],
+        "atomicwrites",
+        Version("1.4.0"),
+    ),
+    target(
+        "poetry/1.0.10",
+        POETRY,
+        &[("python_version", "3.8"), ("sys_platform", "linux")],
+        "atomicwrites",
+        Fails("memorix::pins::excluded_by_markers", "poetry.lock:24: atomicwrites 1.4.0"),
+    ),
+    row("poetry/1.1.15", POETRY, "cleo", Version("0.8.1")),
+    row(
+        "poetry/1.1.15",
+        POETRY,
+        "keyring",
+        Fails("memorix::pins::ambiguous", "poetry.lock:479: keyring 22.3.0"),
+    ),
+    row("poetry/1.8.5", POETRY, "build", Version("1.0.3")),
+    row("poetry/1.8.5", POETRY, "CacheControl", Version("0.14.0")),
+    row("poetry/1.8.5", POETRY, "pytest", Version("8.0.1")),
+    row("poetry/HEAD", POETRY, "anyio", Version("4.13.0")),
+    row("poetry/HEAD", POETRY, "pytest", Version("9.0.3")),
+    target("poetry/HEAD", POETRY, &[("python_version", "3.11")], "backports.tarfile", Version("1.2.0")),
+    target(
+        "poetry/HEAD",
+        POETRY,
+        &[("python_version", "3.13")],
+        "backports-tarfile",
+        Fails("memorix::pins::excluded_by_markers", "poetry.lock:24: backports-tarfile 1.2.0"),
+    ),
+    row("poetry/tests/fixtures/old_lock", POETRY, "sampleproject", Version("1.3.1")),
+    row("poetry/tests/fixtures/up_to_date_lock", POETRY, "docker", Version("4.3.1")),
+    row("poetry/tests/fixtures/outdated_lock", POETRY, "certifi", Version("2020.6.20")),
+    row("poetry/tests/fixtures/with_path_dependency", POETRY, "bazz", Version("1")),
+    row("poetry/tests/fixtures/deleted_directory_dependency", POETRY, "missing", Version("1.2.3")),
+    row(
+        "poetry/tests/fixtures/invalid_lock",
+        POETRY,
+        "anything",
+        Fails("memorix::pins::syntax", "poetry.lock:1: invalid poetry.lock"),
+    ),
+    row(
+        "poetry/tests/fixtures/incompatible_lock",
+        POETRY,
+        "anything",
+        Fails("memorix::pins::unsupported_version", "poetry.lock:2: poetry.lock lock-version 999.0"),
+    ),
+    // package-lock.json v1 (and npm-shrinkwrap.json): the top-level dependency, not the nested one.
+    row(
+        "pnpm/pnpm11/__fixtures__/has-package-lock-json",
+        NPM,
+        "@pnpm.e2e/dep-of-pkg-with-1-dep",
+        Version("101.0.0"),
+    ),
+    row(
+        "pnpm/pnpm11/__fixtures__/has-package-lock-json",
+        NPM,
+        "@pnpm.e2e/pkg-with-1-dep",
+        Version("100.0.0"),
+    ),
+    chosen(
+        "pnpm/pnpm11/__fixtures__/has-package-lock-json",
+        NPM,
+        "@pnpm.e2e/dep-of-pkg-with-1-dep",
+        "100.0.0",
+        Version("100.0.0"),
+    ),
+    row(
+        "pnpm/pnpm11/__fixtures__/has-npm-shrinkwrap-json",
+        &["npm-shrinkwrap.json"],
+        "@pnpm.e2e/dep-of-pkg-with-1-dep",
+        Version("101.0.0"),
+    ),
+    // v2 with workspaces (links are not pins), v3.
+    row(
+        "pnpm/pnpm11/__fixtures__/workspace-has-shared-package-lock-json",
+        NPM,
+        "is-negative",
+        Version("1.0.1"),
+    ),
+    row(
+        "pnpm/pnpm11/__fixtures__/workspace-has-shared-package-lock-json",
+        NPM,
+        "is-positive",
+        Version("1.0.0"),
+    ),
+    row(
+        "pnpm/pnpm11/__fixtures__/workspace-has-shared-package-lock-json",
+        NPM,
+        "bar",
+        Fails("memorix::pins::not_pinned", "bar"),
+    ),
+    row(
+        "pnpm/pnpm11/__fixtures__/has-package-lock-v3-json",
+        NPM,
+        "@pnpm.e2e/dep-of-pkg-with-1-dep",
+        Version("101.0.0"),
+    ),
+    row("vscode-copilot-chat", NPM, "lodash", Version("4.17.23")),
+    row("vscode-copilot-chat", NPM, "lru-cache", Version("11.1.0")),
+    row("vscode-copilot-chat", NPM, "semver", Version("7.7.4")),
+    row("vscode-copilot-chat", NPM, "@azure/core-rest-pipeline", Version("1.16.3")),
+    row("vscode-copilot-chat", NPM, "express", Version("5.2.1")),
+    chosen("vscode-copilot-chat", NPM, "lodash", "4.17.21", Version("4.17.21")),
+    row("vscode-copilot-chat/chat-lib", NPM, "semver", Version("7.7.2")),
+    row("vscode-copilot-chat/chat-lib", NPM, "typescript", Version("5.8.3")),
+    // Two files that agree.
+    row(
+        "vscode-copilot-chat",
+        &["package-lock.json", "chat-lib/package-lock.json"],
+        "typescript",
+        Version("5.8.3"),
+    ),
+];
+
+#[test]
+fn corpus_pins_resolve_as_the_files_say() {
+    let Some(base) = common::corpus("lockfiles") else { return };
+    let mut failures = Vec::new();
+    for r in ROWS {
+        let dir = base.join(r.dir);
+        let files: Vec<String> = r.files.iter().map(|f| f.to_string()).collect();
+        let markers: BTreeMap<String, String> =
+            r.markers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let got = Pins::load(&dir, &files, &markers).and_then(|p| p.resolve(r.library, r.version));
+        let what = format!("{}/{:?} {:?} {} {:?}", r.dir, r.files, r.markers, r.library, r.version);
+        match (&r.expect, got) {
+            (Version(v), Ok(p)) if p.version == *v && p.docs_version == *v => {}
+            (Local(v, d), Ok(p)) if p.version == *v && p.docs_version == *d => {}
+            (Fails(code, text), Err(e))
+                if e.code().is_some_and(|c| c.to_string() == *code) && e.to_string().contains(text) => {}
+            (_, Ok(p)) => failures.push(format!("{what}: got {p:?}")),
+            (_, Err(e)) => failures
+                .push(format!("{what}: got {} {e}", e.code().map(|c| c.to_string()).unwrap_or_default())),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} rows failed:\n{}",
+        failures.len(),
+        ROWS.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_corpus_lockfile_parses() {
+    let Some(base) = common::corpus("lockfiles") else { return };
+    // Counts from `grep -c '^\[\[package\]\]'` (TOML), `name==` lines (requirements), and
+    // node_modules entries with a version (JSON).
+    let cases: &[(&str, Ecosystem, usize)] = &[
+        ("ripgrep/0.10.0/Cargo.lock", Ecosystem::Cargo, 86),
+        ("ripgrep/12.1.1/Cargo.lock", Ecosystem::Cargo, 65),
+        ("ripgrep/ed9d37959f/Cargo.lock", Ecosystem::Cargo, 66),
+        ("ripgrep/13.0.0/Cargo.lock", Ecosystem::Cargo, 66),
+        ("ripgrep/15.1.0/Cargo.lock", Ecosystem::Cargo, 61),
+        ("clap/Cargo.lock", Ecosystem::Cargo, 472),
+        ("axum/Cargo.lock", Ecosystem::Cargo, 238),
+        ("uv/Cargo.lock", Ecosystem::Cargo, 753),
+        ("uv/crates/uv-trampoline/Cargo.lock", Ecosystem::Cargo, 23),
+        ("rustsec-cargo-lock/cargo-lock/tests/examples/Cargo.lock", Ecosystem::Cargo, 25),
+        ("rustsec-cargo-lock/cargo-lock/tests/examples/Cargo.lock.git-ref", Ecosystem::Cargo, 5),
+        ("rustsec-cargo-lock/cargo-lock/tests/examples/Cargo.lock.unused-patch", Ecosystem::Cargo, 2),
+        ("uv/uv.lock", Ecosystem::Python, 89),
+        ("flask/HEAD/uv.lock", Ecosystem::Python, 83),
+        ("click/bba0561d/uv.lock", Ecosystem::Python, 70),
+        ("poetry/1.0.10/poetry.lock", Ecosystem::Python, 128),
+        ("poetry/1.1.15/poetry.lock", Ecosystem::Python, 91),
+        ("poetry/1.8.5/poetry.lock", Ecosystem::Python, 69),
+        ("poetry/HEAD/poetry.lock", Ecosystem::Python, 78),
+        ("vscode-copilot-chat/package-lock.json", Ecosystem::Npm, 1677),
+        ("warehouse/requirements/main.txt", Ecosystem::Python, 122),
+        ("warehouse/requirements/lint.txt", Ecosystem::Python, 27),
+        ("warehouse/requirements/docs.txt", Ecosystem::Python, 27),
+        ("uv/test/requirements/compiled/jupyter.txt", Ecosystem::Python, 93),
+        ("uv/crates/uv-requirements-txt/test-data/requirements-txt/semicolon.txt", Ecosystem::Python, 0),
+        ("uv/crates/uv-requirements-txt/test-data/requirements-txt/hash.txt", Ecosystem::Python, 0),
+        ("uv/crates/uv-requirements-txt/test-data/requirements-txt/empty.txt", Ecosystem::Python, 0),
+        ("uv/crates/uv-requirements-txt/test-data/requirements-txt/for-poetry.txt", Ecosystem::Python, 2),
+    ];
+    for (rel, eco, count) in cases {
+        let file = parse_file(&base.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        assert_eq!((file.ecosystem, file.pins.len()), (*eco, *count), "{rel}");
+        assert!(file.pins.iter().all(|p| p.line > 0), "{rel}: a pin without a line");
+    }
+}
