@@ -10,6 +10,13 @@ use crate::manifest::Manifest;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Node {
+    /// `manifest.pins.files[i]`
+    PinFile(usize),
+    /// The pin of the library a `@pin` locator (`manifest.mounts[mount].select[index]`) asks for.
+    Pin {
+        mount: usize,
+        index: usize,
+    },
     /// `manifest.sources[i]`
     Source(usize),
     /// `manifest.mounts[mount].select[index]`
@@ -34,11 +41,34 @@ impl Graph {
         let mut graph = DiGraph::new();
         let sources: Vec<NodeIndex> = (0..m.sources.len()).map(|i| graph.add_node(Node::Source(i))).collect();
         let env = graph.add_node(Node::Environment);
+        let pin_files: Vec<NodeIndex> =
+            (0..m.pins.files.len()).map(|i| graph.add_node(Node::PinFile(i))).collect();
+        // One pin node per requested library.
+        let mut pins: Vec<(String, NodeIndex)> = Vec::new();
         for (mi, mount) in m.mounts.iter().enumerate() {
             let mn = graph.add_node(Node::Mount(mi));
             for (li, loc) in mount.select.iter().enumerate() {
                 let ln = graph.add_node(Node::Locator { mount: mi, index: li });
                 graph.add_edge(ln, mn, ());
+                if loc.selector == Some(crate::locator::Selector::Pin) {
+                    let library = mount
+                        .library
+                        .clone()
+                        .or(loc.path.file_name().map(str::to_string))
+                        .unwrap_or_default();
+                    let pn = match pins.iter().find(|(l, _)| *l == library) {
+                        Some((_, n)) => *n,
+                        None => {
+                            let n = graph.add_node(Node::Pin { mount: mi, index: li });
+                            for f in &pin_files {
+                                graph.add_edge(*f, n, ());
+                            }
+                            pins.push((library, n));
+                            n
+                        }
+                    };
+                    graph.add_edge(pn, ln, ());
+                }
                 for (si, s) in m.sources.iter().enumerate() {
                     if m.sources_feeding(loc).any(|f| std::ptr::eq(f, s)) {
                         graph.add_edge(sources[si], ln, ());
@@ -98,6 +128,12 @@ impl Graph {
 
     pub fn label(&self, m: &Manifest, n: NodeIndex) -> String {
         match self.graph[n] {
+            Node::PinFile(i) => format!("pin file {}", m.pins.files[i]),
+            Node::Pin { mount, index } => {
+                let d = &m.mounts[mount];
+                let library = d.library.as_deref().or(d.select[index].path.file_name()).unwrap_or_default();
+                format!("pin {library}")
+            }
             Node::Source(i) => format!("source {} ({})", m.sources[i].dest.place(), m.sources[i].written),
             Node::Locator { mount, index } => format!("locator {}", m.mounts[mount].select[index]),
             Node::Mount(i) => format!("mount {}", m.mounts[i].path),
@@ -109,6 +145,8 @@ impl Graph {
         let mut s = String::from("digraph memorix {\n  rankdir=LR;\n");
         for n in self.graph.node_indices() {
             let shape = match self.graph[n] {
+                Node::PinFile(_) => "component",
+                Node::Pin { .. } => "ellipse",
                 Node::Source(_) => "folder",
                 Node::Locator { .. } => "note",
                 Node::Mount(_) => "box",

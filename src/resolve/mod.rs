@@ -11,10 +11,13 @@ use serde::Serialize;
 
 use crate::diagnostics::{Error, Result};
 use crate::locator::{Kind, Locator, Selector};
-use crate::lock::{LockedEnvironment, LockedLocator, LockedMount, LockedSource, Lockfile, VERSION};
+use crate::lock::{
+    LockedEnvironment, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile, VERSION,
+};
 use crate::manifest::{Manifest, MountDecl, SourceDecl};
 use crate::ops::Progress;
 use crate::ops::ingest::ingest_with;
+use crate::pins::{Pins, ResolvedPin};
 use crate::source::{self, Snapshot};
 use crate::store::tree::{Overlay, TreeSource};
 use crate::store::{Id, Store, Writer, canonical};
@@ -121,10 +124,22 @@ fn is_pinned(loc: &Locator) -> bool {
 
 /// Resolves a locator of `mount` against the Store's current state.
 /// Also returns the tagged (library, version) it came from.
-pub(crate) fn resolve_fresh(store: &Store, mount: &MountDecl, loc: &Locator) -> Result<Fresh> {
+pub(crate) fn resolve_fresh(
+    store: &Store,
+    pins: &PinSource,
+    mount: &MountDecl,
+    loc: &Locator,
+) -> Result<Fresh> {
+    let mut pin = None;
     let found = match &loc.selector {
         Some(Selector::Version(v)) => {
             store.locate_version(loc, mount.library.as_deref(), v, mount.policy())?
+        }
+        Some(Selector::Pin) => {
+            let p = pins.pin(mount, loc)?;
+            let found = store.locate_version(loc, Some(&p.library), &p.docs_version, mount.policy())?;
+            pin = Some(LockedPin { library: p.library, file: p.file, version: p.version });
+            found
         }
         _ => store.locate(loc)?,
     };
@@ -143,9 +158,56 @@ pub(crate) fn resolve_fresh(store: &Store, mount: &MountDecl, loc: &Locator) -> 
         id: found.id,
         generation: pinned.then_some(found.generation.id),
         version: found.version.as_ref().map(|(_, v)| v.clone()),
-        pin: None,
+        pin,
     };
     Ok((selected, locked, found.version))
+}
+
+/// The project's pin files, parsed on first use (only mounts with `@pin` need them).
+pub struct PinSource<'m> {
+    manifest: &'m Manifest,
+    pins: std::cell::OnceCell<Pins>,
+}
+
+impl<'m> PinSource<'m> {
+    pub fn new(manifest: &'m Manifest) -> PinSource<'m> {
+        PinSource { manifest, pins: std::cell::OnceCell::new() }
+    }
+
+    /// The pin of the library `loc` (a `@pin` locator of `mount`) asks for.
+    pub fn pin(&self, mount: &MountDecl, loc: &Locator) -> Result<ResolvedPin> {
+        let m = self.manifest;
+        if m.pins.files.is_empty() {
+            return Err(Error::usage(
+                format!("mount `{}` uses {loc}, but [pins] lists no pin files", mount.path),
+                Some("add e.g. `[pins] files = [\"requirements.txt\"]` to memorix.toml".to_string()),
+            ));
+        }
+        let pins = match self.pins.get() {
+            Some(p) => p,
+            None => {
+                let loaded = Pins::load(&m.dir, &m.pins.files, &m.pins.markers)?;
+                self.pins.get_or_init(|| loaded)
+            }
+        };
+        let library = mount.library.as_deref().or(loc.path.file_name()).unwrap_or(loc.kind.as_str());
+        pins.resolve(library, mount.version.as_deref())
+    }
+
+    /// Whether the pins behind a locked mount moved (a requested library's version changed).
+    pub fn moved(&self, mount: &MountDecl, locked: &LockedMount) -> Result<Option<String>> {
+        for (loc, entry) in mount.select.iter().zip(&locked.locators) {
+            let Some(was) = &entry.pin else { continue };
+            let now = self.pin(mount, loc)?;
+            if now.version != was.version || now.file != was.file {
+                return Ok(Some(format!(
+                    "mount `{}`: {} now pins {} {} (memorix.lock has {} from {})",
+                    mount.path, now.file, now.library, now.version, was.version, was.file
+                )));
+            }
+        }
+        Ok(None)
+    }
 }
 
 pub(crate) type Fresh = (Selected, LockedLocator, Option<(String, String)>);
@@ -242,6 +304,7 @@ pub fn resolve(
     let mut mounts = BTreeMap::new();
     let mut derivations = Vec::new();
     let mut resolved = Vec::new();
+    let pins = PinSource::new(m);
     for mount in &m.mounts {
         let name = mount.path.to_string();
         let inputs = mount_inputs(m, mount);
@@ -254,6 +317,11 @@ pub fn resolve(
         let keep =
             previous.and_then(|p| p.mounts.get(&name)).filter(|l| l.inputs == inputs && !sources_moved);
         let keep = keep.filter(|_| !refresh.includes(&name));
+        // A requested library whose pinned version changed is resolved again.
+        let keep = match keep {
+            Some(l) if pins.moved(mount, l)?.is_some() => None,
+            other => other,
+        };
         let (selected, locators) = match keep.map(|l| from_lock(Some(store), mount, l)) {
             Some(Ok(sel)) => (sel, keep.expect("kept").locators.clone()),
             _ => {
@@ -261,7 +329,7 @@ pub fn resolve(
                 let pairs = mount
                     .select
                     .iter()
-                    .map(|l| resolve_fresh(store, mount, l))
+                    .map(|l| resolve_fresh(store, &pins, mount, l))
                     .collect::<Result<Vec<_>>>()?;
                 one_version_per_library(mount, &pairs)?;
                 pairs.into_iter().map(|(s, l, _)| (s, l)).unzip()
@@ -326,6 +394,7 @@ pub fn check(
         problems.push(format!("mount `{name}` is in memorix.lock but not in memorix.toml"));
     }
     let mut derivations = Vec::new();
+    let pins = PinSource::new(m);
     for mount in &m.mounts {
         let name = mount.path.to_string();
         let Some(locked) = lock.mounts.get(&name) else {
@@ -336,6 +405,10 @@ pub fn check(
             problems.push(format!(
                 "mount `{name}`: its select, include, exclude or overrides changed since memorix.lock was written"
             ));
+            continue;
+        }
+        if let Some(moved) = pins.moved(mount, locked)? {
+            problems.push(moved);
             continue;
         }
         let plan = from_lock(store, mount, locked).and_then(|sel| plan_mount(&overlay, m, mount, &sel));

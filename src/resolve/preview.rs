@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::{Fresh, from_lock, mount_inputs, plan_mount, resolve_fresh, snapshot_source};
+use super::{Fresh, PinSource, from_lock, mount_inputs, plan_mount, resolve_fresh, snapshot_source};
 use crate::diagnostics::Result;
 use crate::locator::{Locator, Selector, StorePath};
 use crate::lock::{LockedLocator, Lockfile};
@@ -59,6 +59,7 @@ pub fn preview(
         snapshots.push((s.dest.clone(), snap));
     }
     let mut out = Vec::new();
+    let pins = PinSource::new(m);
     for mount in &m.mounts {
         let name = mount.path.to_string();
         if only.is_some_and(|names| !names.contains(&name)) {
@@ -67,7 +68,7 @@ pub fn preview(
         let fresh = mount
             .select
             .iter()
-            .map(|l| resolve_dry(store, &overlay, &snapshots, mount, l))
+            .map(|l| resolve_dry(store, &overlay, &snapshots, &pins, mount, l))
             .collect::<Result<Vec<Fresh>>>()?;
         let (selected, now): (Vec<Selected>, Vec<LockedLocator>) =
             fresh.into_iter().map(|(s, l, _)| (s, l)).unzip();
@@ -109,12 +110,15 @@ fn resolve_dry(
     store: &Store,
     overlay: &Overlay,
     snapshots: &[(Locator, Snapshot)],
+    pins: &PinSource,
     mount: &MountDecl,
     loc: &Locator,
 ) -> Result<Fresh> {
     let follows = matches!(loc.selector, None | Some(Selector::Latest));
     let source = snapshots.iter().find(|(dest, _)| dest.kind == loc.kind && loc.path.starts_with(&dest.path));
-    let Some((dest, snap)) = source.filter(|_| follows) else { return resolve_fresh(store, mount, loc) };
+    let Some((dest, snap)) = source.filter(|_| follows) else {
+        return resolve_fresh(store, pins, mount, loc);
+    };
     let rel = StorePath::new(loc.path.as_str()[dest.path.as_str().len()..].trim_start_matches('/'))
         .expect("a suffix of a valid path");
     let found = match snap.kind {
