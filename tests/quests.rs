@@ -218,3 +218,37 @@ fn ingest_while_update_runs_keeps_store_and_profile_consistent() {
     assert!(profile["bindings"].as_array().unwrap().len() >= 2);
     env.run(&["status", "--check"]).ok();
 }
+
+#[test]
+fn pinned_locators_never_go_stale() {
+    let env = TestEnv::new();
+    env.write("t/a.md", "# A v1\n");
+    env.run(&["ingest", "rules/t/", env.project.join("t").to_str().unwrap()]).ok();
+    env.run(&["ingest", "docs/lib/", env.project.join("t").to_str().unwrap(), "--version", "1.0.0"]).ok();
+    env.write(
+        "memorix.toml",
+        "[mounts.gen]\nselect = [\"rules/t/@g1\"]\n\n[mounts.ver]\nselect = [\"docs/lib/@v1.0.0\"]\n\n[mounts.tip]\nselect = [\"rules/t/\"]\n",
+    );
+    env.run(&["build"]).ok();
+    env.write("t/a.md", "# A v2\n");
+    let out = env.run(&["--json", "ingest", "rules/t/", env.project.join("t").to_str().unwrap()]).ok().json();
+    assert_eq!(out["quests"]["marked_stale"], 2, "the tip mount's quest and the environment's");
+    let err = env
+        .run(&["ingest", "docs/lib/", env.project.join("t").to_str().unwrap(), "--version", "1.0.0"])
+        .expect(2)
+        .stderr;
+    assert!(err.contains("lib 1.0.0 is already in the Store at docs/lib/ with other content"), "{err}");
+    let out = env
+        .run(&[
+            "--json",
+            "ingest",
+            "docs/lib/",
+            env.project.join("t").to_str().unwrap(),
+            "--version",
+            "1.1.0",
+        ])
+        .ok()
+        .json();
+    assert_eq!(out["quests"]["marked_stale"], 0, "@v1.0.0 is pinned: a new version does not make it stale");
+    assert_eq!(env.run(&["status"]).ok().stdout, "gen: fresh\ntip: stale\n    M a.md\nver: fresh\n");
+}

@@ -143,6 +143,26 @@ pub(crate) fn ingest_with(
             // The tip shows the highest version; an older one is recorded beside it (backfill).
             let tip = version::highest(version::scheme_for(all.iter().copied()), all.iter().copied())
                 == Some(label.version.as_str());
+            // Versions are immutable, as in a package registry: the same label with other
+            // content is refused before anything is written.
+            let probe = dir.clone().build(&mut |t| Ok(t.id()))?.unwrap_or_else(Tree::empty_id);
+            if let Some(e) = existing
+                .iter()
+                .find(|e| e.version == label.version && e.path == dest.path.as_str() && e.tree != probe)
+            {
+                return Err(Error::usage(
+                    format!(
+                        "{library} {} is already in the Store at {} with other content ({})",
+                        e.version,
+                        dest.place(),
+                        e.tree
+                    ),
+                    Some(
+                        "versions are immutable: ingest the new content under a new version label"
+                            .to_string(),
+                    ),
+                ));
+            }
             let (root, tree) = if tip {
                 editor.put_dir(&dest.path, dir)?;
                 let root = editor.write(writer)?;

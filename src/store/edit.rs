@@ -8,6 +8,7 @@ use super::{Id, Store, Writer};
 use crate::diagnostics::Result;
 use crate::locator::{Name, StorePath};
 
+#[derive(Clone)]
 enum Slot {
     Blob(Id),
     /// An unchanged subtree, not loaded.
@@ -17,7 +18,7 @@ enum Slot {
 }
 
 /// An editable directory. Keys are validated [`Name`]s.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Dir {
     entries: BTreeMap<Name, Slot>,
 }
