@@ -24,19 +24,92 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-#[test]
-fn webapp_builds_from_an_empty_store_into_its_committed_lock() {
+/// Copies `examples/<name>` into a fresh project, checks the committed lock on an empty store,
+/// builds exactly it, and returns the environment for more checks.
+fn build_example(name: &str) -> TestEnv {
     let env = TestEnv::new();
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/webapp");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name);
     copy_dir(&example, &env.project);
     let committed = fs::read_to_string(example.join("memorix.lock")).unwrap();
     env.run(&["lock", "--check"]).ok();
     env.run(&["build", "--locked"]).ok();
-    assert_eq!(fs::read_to_string(env.project.join("memorix.lock")).unwrap(), committed);
-    let index = fs::read_to_string(env.project.join(".memory/INDEX.md")).unwrap();
-    assert!(index.contains("- `rules/python/style.md`: Python style"), "{index}");
+    assert_eq!(fs::read_to_string(env.project.join("memorix.lock")).unwrap(), committed, "{name}");
     env.run(&["build"]).ok();
-    assert_eq!(fs::read_to_string(env.project.join("memorix.lock")).unwrap(), committed);
+    assert_eq!(fs::read_to_string(env.project.join("memorix.lock")).unwrap(), committed, "{name}: sticky");
+    env.run(&["verify"]).ok();
+    env
+}
+
+fn memory_files(env: &TestEnv) -> Vec<String> {
+    let root = env.project.join(".memory");
+    common::walk(&root)
+        .into_iter()
+        .filter(|p| p.is_file())
+        .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+        .collect()
+}
+
+fn read(env: &TestEnv, path: &str) -> String {
+    fs::read_to_string(env.project.join(".memory").join(path)).unwrap()
+}
+
+#[test]
+fn webapp_team_rules_with_sources_and_an_override() {
+    let env = build_example("webapp");
+    assert_eq!(
+        memory_files(&env),
+        [
+            "INDEX.md",
+            "decisions/decisions.md",
+            "python/reviews.md",
+            "python/style.md",
+            "python/testing.md",
+            "rules/README.md",
+            "rules/python/style.md",
+            "rules/python/testing.md",
+        ]
+    );
+    assert!(
+        read(&env, "python/style.md").contains("ruff"),
+        "the override picks the project's style over the team's"
+    );
+    let e = env.run(&["--json", "explain", ".memory/python/style.md"]).ok().json();
+    assert_eq!(e["decisions"][0]["rule"], "override");
+    assert_eq!(e["decisions"][0]["loser"], "rules/team/python/style.md");
+    assert!(read(&env, "INDEX.md").contains("- `rules/python/style.md`: Python style"));
+}
+
+#[test]
+fn httpx_service_follows_its_requirements_pin() {
+    let env = build_example("httpx-service");
+    assert_eq!(
+        memory_files(&env),
+        ["INDEX.md", "libs/httpx/proxies.md", "libs/httpx/timeouts.md", "rules/http-clients.md"]
+    );
+    assert!(read(&env, "libs/httpx/proxies.md").contains("proxies=\"http://localhost:8030\""));
+    let req = fs::read_to_string(env.project.join("requirements.txt")).unwrap();
+    env.write("requirements.txt", &req.replace("httpx==0.23.3", "httpx==0.28.1"));
+    env.run(&["lock", "--check"]).expect(1);
+    env.run(&["update", "libs/httpx"]).ok();
+    let proxies = read(&env, "libs/httpx/proxies.md");
+    assert!(
+        proxies.contains("proxy=\"http://localhost:8030\"") && !proxies.contains("proxies=\""),
+        "{proxies}"
+    );
+}
+
+#[test]
+fn axum_service_follows_its_cargo_lock() {
+    let env = build_example("axum-service");
+    assert_eq!(memory_files(&env), ["INDEX.md", "libs/axum/routing.md"]);
+    assert!(read(&env, "libs/axum/routing.md").contains("/users/:id"));
+    let lock = fs::read_to_string(env.project.join("Cargo.lock")).unwrap();
+    env.write("Cargo.lock", &lock.replace("version = \"0.6.20\"", "version = \"0.8.1\""));
+    env.run(&["update"]).ok();
+    assert!(
+        read(&env, "libs/axum/routing.md").contains("/users/{id}"),
+        "0.8.1 matches the 0.8.4 docs (minor)"
+    );
 }
 
 #[test]

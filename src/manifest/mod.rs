@@ -51,6 +51,18 @@ pub struct SourceDecl {
     pub folder: StorePath,
     /// The folder as written in the manifest.
     pub written: String,
+    /// Ingested as this version of the library named by the place's last component.
+    pub version: Option<String>,
+}
+
+impl SourceDecl {
+    /// The source's key in memorix.toml and memorix.lock: the place, with `@vVERSION`.
+    pub fn key(&self) -> String {
+        match &self.version {
+            Some(v) => format!("{}@v{v}", self.dest.place()),
+            None => self.dest.place(),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -286,15 +298,22 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     let mut sources = Vec::new();
     for (dest_text, folder_text) in &raw.sources {
         let key = ["sources", dest_text.as_str()];
-        let dest = Locator::parse_place(dest_text).map_err(|e| {
+        // A source's key is a Store place, optionally with `@vVERSION` for a docs version.
+        let bad_key = |message: String| {
             ctx.err(
                 spans.key(&key),
                 "memorix::manifest::bad_source",
-                e.to_string(),
+                message,
                 "this Store place",
-                Some("a source's key is a Store place such as \"rules/webapp/\"".into()),
+                Some("a source's key is a Store place such as \"rules/webapp/\", or \"docs/httpx/@v0.28.1\" for a version of a library's docs".into()),
             )
-        })?;
+        };
+        let mut dest = Locator::parse(dest_text).map_err(|e| bad_key(e.to_string()))?;
+        let version = match dest.selector.take() {
+            None => None,
+            Some(crate::locator::Selector::Version(v)) if dest.subtree && !dest.path.is_root() => Some(v),
+            Some(other) => return Err(bad_key(format!("a source cannot take @{other}"))),
+        };
         let folder = project_path(folder_text).map_err(|why| {
             ctx.err(
                 spans.value(&key),
@@ -322,7 +341,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
                 Some(format!("create {} or fix the path", dir.join(folder.as_str()).display())),
             ));
         }
-        sources.push(SourceDecl { dest, folder, written: folder_text.clone() });
+        sources.push(SourceDecl { dest, folder, written: folder_text.clone(), version });
     }
 
     let mut mounts = Vec::new();

@@ -134,7 +134,7 @@ impl Graph {
                 let library = d.library.as_deref().or(d.select[index].path.file_name()).unwrap_or_default();
                 format!("pin {library}")
             }
-            Node::Source(i) => format!("source {} ({})", m.sources[i].dest.place(), m.sources[i].written),
+            Node::Source(i) => format!("source {} ({})", m.sources[i].key(), m.sources[i].written),
             Node::Locator { mount, index } => format!("locator {}", m.mounts[mount].select[index]),
             Node::Mount(i) => format!("mount {}", m.mounts[i].path),
             Node::Environment => format!("environment ({})", m.memory),

@@ -16,9 +16,10 @@ use crate::lock::{
 };
 use crate::manifest::{Manifest, MountDecl, SourceDecl};
 use crate::ops::Progress;
-use crate::ops::ingest::ingest_with;
+use crate::ops::ingest::{VersionLabel, ingest_with};
 use crate::pins::{Pins, ResolvedPin};
 use crate::source::{self, Snapshot};
+use crate::store::tree::Tree;
 use crate::store::tree::{Overlay, TreeSource};
 use crate::store::{Id, Store, Writer, canonical};
 use crate::view::derivation::{self, DerivationPlan, Selected};
@@ -99,21 +100,18 @@ pub(crate) fn ingest_sources(
     for s in &m.sources {
         let layout = source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])?;
         let project = m.name.as_deref().unwrap_or("the project");
-        let outcome = ingest_with(
-            writer,
-            &s.dest,
-            layout,
-            false,
-            None,
-            Some(format!("[sources] of {project}")),
-            progress,
-        )?;
-        let tip = outcome.tip.ok_or(Error::EmptyKind { kind: s.dest.kind })?;
-        let hash = match writer.store.lookup(&tip.root, &s.dest.path)? {
-            Some((_, id)) => id,
-            None => crate::store::tree::Tree::empty_id(),
+        let label = s.version.clone().map(|version| VersionLabel { version, library: None });
+        let message = Some(format!("[sources] of {project}"));
+        let outcome = ingest_with(writer, &s.dest, layout, false, label.as_ref(), message, progress)?;
+        let hash = match (&outcome.version, outcome.tip) {
+            // A version's content is its tagged tree (the tip may show a higher version).
+            (Some(v), _) => v.tree,
+            (None, Some(tip)) => {
+                writer.store.lookup(&tip.root, &s.dest.path)?.map_or_else(Tree::empty_id, |(_, id)| id)
+            }
+            (None, None) => return Err(Error::EmptyKind { kind: s.dest.kind }),
         };
-        out.insert(s.dest.place(), LockedSource { path: s.folder.to_string(), hash });
+        out.insert(s.key(), LockedSource { path: s.folder.to_string(), hash });
     }
     Ok(out)
 }
@@ -310,7 +308,7 @@ pub fn resolve(
         let inputs = mount_inputs(m, mount);
         let sources_moved = mount.select.iter().any(|loc| {
             m.sources_feeding(loc).any(|s| {
-                let place = s.dest.place();
+                let place = s.key();
                 previous.and_then(|p| p.sources.get(&place)) != sources.get(&place)
             })
         });
@@ -370,7 +368,7 @@ pub fn check(
     let mut overlay = Overlay { store, trees: Default::default() };
     let mut declared = BTreeMap::new();
     for s in &m.sources {
-        let place = s.dest.place();
+        let place = s.key();
         let snap = snapshot_source(m, s)?;
         overlay.trees.extend(snap.trees);
         match lock.sources.get(&place) {
