@@ -503,3 +503,21 @@ fn global_flags_directory_and_default_store_location() {
     let bash = env.run(&["completions", "bash"]).ok().stdout;
     assert!(bash.contains("memorix") && bash.contains("ingest"));
 }
+
+#[test]
+fn completions_load_in_bash_and_man_pages_render() {
+    let env = TestEnv::new();
+    let script = env.run(&["completions", "bash"]).ok().raw_stdout;
+    let file = write_file(&env.root.join("memorix.bash"), &script);
+    let check = std::process::Command::new("bash").arg("-n").arg(&file).output().unwrap();
+    assert!(check.status.success(), "bash -n: {}", String::from_utf8_lossy(&check.stderr));
+    let man = env.root.join("man");
+    env.run(&["manpages", man.to_str().unwrap()]).ok();
+    let page = fs::read_to_string(man.join("memorix-build.1")).unwrap();
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH memorix-build 1"),
+        "{}",
+        &page[..200.min(page.len())]
+    );
+    assert!(fs::read_to_string(man.join("memorix.1")).unwrap().contains("memorix"));
+}

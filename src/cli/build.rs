@@ -11,6 +11,8 @@ use crate::resolve::Refresh;
 /// derivation and the environment, records a profile binding and places the files in the
 /// memory directory as read-only copies, swapped in atomically. Does nothing when the memory
 /// directory already shows the locked environment.
+///
+/// Examples: `memorix build`, `memorix -C examples/webapp build`, `memorix build --locked` (CI)
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Materialise exactly memorix.lock; exit 1 without changing anything when it is stale
@@ -38,7 +40,7 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
             writeln!(s, "  - {p}").expect("writing to a string");
         }
         writeln!(s, "Run `memorix lock` (or `memorix build`) to update it.").expect("writing to a string");
-        render::text(&s)?;
+        render::note(ctx, &s)?;
         return Ok(1);
     }
     let env = outcome.environment.expect("a build that was not refused has an environment");
@@ -66,6 +68,13 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
                 .expect("writing to a string");
         }
     }
-    render::text(&s)?;
+    if ctx.verbose {
+        for d in &outcome.derivations {
+            let new = if d.new { "new" } else { "reused" };
+            writeln!(s, "    {}/ -> derivation {} ({new}), quest {}", d.mount, d.id, d.quest.short())
+                .expect("writing to a string");
+        }
+    }
+    render::note(ctx, &s)?;
     Ok(0)
 }

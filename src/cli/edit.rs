@@ -36,6 +36,8 @@ pub fn add_cmd(ctx: &Context, args: AddArgs) -> Result<u8> {
 }
 
 /// Remove a mount from memorix.toml (and its overrides), then lock
+///
+/// Example: `memorix remove python`
 #[derive(Debug, clap::Args)]
 pub struct RemoveArgs {
     #[arg(value_name = "MOUNT")]
@@ -54,9 +56,9 @@ fn report(ctx: &Context, e: &Edited, verb: &str) -> Result<u8> {
     }
     let lock = if e.lock.written { "wrote memorix.lock" } else { "memorix.lock unchanged" };
     let what = if e.created { "new mount" } else { "mount" };
-    render::text(&format!(
-        "{verb} {what} `{}` in memorix.toml; {lock}. Run `memorix build` to deliver it.\n",
-        e.mount
-    ))?;
+    render::note(
+        ctx,
+        &format!("{verb} {what} `{}` in memorix.toml; {lock}. Run `memorix build` to deliver it.\n", e.mount),
+    )?;
     Ok(0)
 }

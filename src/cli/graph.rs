@@ -3,6 +3,8 @@ use crate::diagnostics::Result;
 use crate::ops::graph::{Format, graph};
 
 /// Print the manifest's dependency graph (sources -> locators -> mounts -> environment)
+///
+/// Example: `memorix graph --format mermaid`
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Output format

@@ -24,6 +24,8 @@ pub fn run(ctx: &Context, args: RunArgs) -> Result<u8> {
 }
 
 /// List the recorded runs and the environment each one read, newest first
+///
+/// Example: `memorix runs --json`
 #[derive(Debug, clap::Args)]
 pub struct RunsArgs {}
 
@@ -53,6 +55,8 @@ pub fn runs(ctx: &Context, _args: RunsArgs) -> Result<u8> {
 }
 
 /// Materialise any stored environment into a new directory, e.g. to replay a past run
+///
+/// Example: `memorix checkout 2 /tmp/replay`
 #[derive(Debug, clap::Args)]
 pub struct CheckoutArgs {
     /// A profile generation number, or an environment id (prefix)
@@ -75,6 +79,8 @@ pub fn checkout(ctx: &Context, args: CheckoutArgs) -> Result<u8> {
 }
 
 /// Compare two environments (profile generations or environment ids)
+///
+/// Example: `memorix diff 1 2`
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
     #[arg(value_name = "A")]

@@ -9,16 +9,14 @@ use crate::store::diff::ChangeKind;
 
 /// Add files to the Store as a new generation of one typed tree
 ///
-/// A directory SRC replaces the subtree at DEST (files gone from SRC are gone from the new
-/// generation) unless --merge is given; a file SRC lands at DEST, or at DEST/<name> when DEST
-/// ends with `/` or several SRCs are given. Several SRCs merge in order, the later winning.
-/// `-` reads standard input. .gitignore, .ignore and .memorixignore files inside SRC are
-/// honoured and .git/ is never stored. Ingesting content the Store already holds at DEST
-/// creates no generation.
+/// A directory SRC replaces the subtree at DEST (use --merge to only add and change); a file
+/// SRC lands at DEST, or at DEST/<name> when DEST ends with `/`. Several SRCs merge in order.
+/// `-` reads stdin. .gitignore/.ignore/.memorixignore inside SRC are honoured; .git/ is never
+/// stored. Content the Store already holds at DEST creates no generation.
 ///
 /// Examples:
 ///   memorix ingest rules/python/ ~/team-rules/python/
-///   memorix ingest rules/lang/cpp.md ./cpp.md -m "stricter includes"
+///   memorix ingest docs/httpx/ ./httpx-docs/ --version 0.28.1
 ///   git show HEAD:AGENTS.md | memorix ingest rules/repo/AGENTS.md -
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
@@ -47,6 +45,11 @@ pub struct Args {
     /// The library the version belongs to [default: the last component of DEST]
     #[arg(long, value_name = "NAME", requires = "version")]
     library: Option<String>,
+}
+
+/// The kind part of a place such as `rules/python/`.
+fn req_kind(place: &str) -> &str {
+    place.split('/').next().unwrap_or(place)
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
@@ -110,6 +113,12 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
             writeln!(s, "Unchanged: nothing to store at {}", outcome.dest).expect("writing to a string");
         }
     }
-    render::text(&s)?;
+    if ctx.verbose {
+        let kind = req_kind(&outcome.dest);
+        for c in &outcome.changes {
+            writeln!(s, "    {} {kind}/{}", c.change.letter(), c.path).expect("writing to a string");
+        }
+    }
+    render::note(ctx, &s)?;
     Ok(0)
 }

@@ -53,6 +53,6 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     for c in &outcome.changed {
         writeln!(s, "Updated {c}").expect("writing to a string");
     }
-    render::text(&s)?;
+    render::note(ctx, &s)?;
     Ok(0)
 }

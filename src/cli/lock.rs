@@ -12,6 +12,8 @@ use crate::ops::lock::{check, lock};
 ///
 /// With --check nothing is written: exit 0 when the lock matches memorix.toml and every id
 /// recomputes from the Store, exit 1 with the reason otherwise (for CI).
+///
+/// Examples: `memorix lock`, `memorix lock --check`
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Check that memorix.lock is current instead of writing it
@@ -51,6 +53,6 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         (true, false) => writeln!(s, "Wrote memorix.lock (resolved {})", outcome.resolved.join(", "))
             .expect("writing to a string"),
     }
-    render::text(&s)?;
+    render::note(ctx, &s)?;
     Ok(0)
 }

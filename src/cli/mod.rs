@@ -12,6 +12,7 @@ mod init;
 mod lock;
 mod log;
 mod ls;
+mod manpages;
 mod profile;
 mod quest;
 mod render;
@@ -57,6 +58,14 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     color: ColorChoice,
 
+    /// Print only errors and what was asked for (no progress or success messages)
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+
+    /// Print more: every changed file, every derivation
+    #[arg(short, long, global = true)]
+    verbose: bool,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -97,6 +106,7 @@ enum Command {
     Versions(versions::Args),
     Skill(skill::Args),
     Completions(completions::Args),
+    Manpages(manpages::Args),
 }
 
 /// What every command gets besides its own arguments.
@@ -104,6 +114,8 @@ pub struct Context {
     pub store: PathBuf,
     pub json: bool,
     pub progress: Progress,
+    pub quiet: bool,
+    pub verbose: bool,
 }
 
 pub fn run() -> ExitCode {
@@ -141,7 +153,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
     let ctx = Context {
         store: cli.store.clone().unwrap_or_else(Store::default_location),
         json: cli.json,
-        progress: Progress { enabled: std::io::stderr().is_terminal() },
+        progress: Progress { enabled: std::io::stderr().is_terminal() && !cli.quiet },
+        quiet: cli.quiet,
+        verbose: cli.verbose,
     };
     match cli.command {
         Command::Init(a) => init::run(&ctx, a),
@@ -171,6 +185,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Versions(a) => versions::run(&ctx, a),
         Command::Skill(a) => skill::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
+        Command::Manpages(a) => manpages::run(&ctx, a),
     }
 }
 
@@ -232,6 +247,23 @@ mod tests {
         assert!(commands.len() >= 20, "the skill shows the CLI ({} commands)", commands.len());
         for cmd in commands {
             check_command(&cli, &cmd);
+        }
+    }
+
+    /// Every subcommand's help shows an example and fits a screen.
+    #[test]
+    fn every_help_has_an_example_and_fits_a_screen() {
+        let mut cli = super::Cli::command();
+        cli.build();
+        for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {
+            let help = sub.clone().render_long_help().to_string();
+            assert!(help.contains("Example"), "`memorix {} --help` shows no example", sub.get_name());
+            assert!(
+                help.lines().count() <= 60,
+                "`memorix {} --help` is {} lines",
+                sub.get_name(),
+                help.lines().count()
+            );
         }
     }
 

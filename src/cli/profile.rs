@@ -5,6 +5,8 @@ use crate::diagnostics::Result;
 use crate::ops::profile::{Moved, Target, history, move_to};
 
 /// Show the profile: every environment this project's memory has been bound to
+///
+/// Example: `memorix profile` (the current generation is marked `*`)
 #[derive(Debug, clap::Args)]
 pub struct ProfileArgs {}
 
@@ -24,7 +26,7 @@ pub fn profile(ctx: &Context, _args: ProfileArgs) -> Result<u8> {
     if p.bindings.is_empty() {
         writeln!(s, "No profile generations yet: run `memorix build`").expect("writing to a string");
     }
-    render::text(&s)?;
+    render::note(ctx, &s)?;
     Ok(0)
 }
 
@@ -32,6 +34,8 @@ pub fn profile(ctx: &Context, _args: ProfileArgs) -> Result<u8> {
 ///
 /// .memory/ is swapped atomically to that environment; memorix.lock is not changed (run
 /// `memorix build` to return to what the lock says).
+///
+/// Examples: `memorix rollback`, `memorix rollback --to 2`
 #[derive(Debug, clap::Args)]
 pub struct RollbackArgs {
     /// Go to profile generation N instead of the previous one
@@ -45,6 +49,8 @@ pub fn rollback(ctx: &Context, args: RollbackArgs) -> Result<u8> {
 }
 
 /// Activate a profile generation N, or any stored environment by id
+///
+/// Examples: `memorix activate 3`, `memorix activate 5b1b8d2f`
 #[derive(Debug, clap::Args)]
 pub struct ActivateArgs {
     /// A profile generation number, or an environment id (prefix)
@@ -66,12 +72,15 @@ fn report(ctx: &Context, m: &Moved) -> Result<u8> {
         return Ok(0);
     }
     let from = m.from.map(|g| format!("generation {g}")).unwrap_or_else(|| "nothing".into());
-    render::text(&format!(
-        "Activated profile generation {} (environment {}), from {from}: {} files, {} reused\n",
-        m.to,
-        m.environment.short(),
-        m.placed.files,
-        m.placed.reused
-    ))?;
+    render::note(
+        ctx,
+        &format!(
+            "Activated profile generation {} (environment {}), from {from}: {} files, {} reused\n",
+            m.to,
+            m.environment.short(),
+            m.placed.files,
+            m.placed.reused
+        ),
+    )?;
     Ok(0)
 }

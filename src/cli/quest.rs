@@ -6,6 +6,8 @@ use crate::ops::quest;
 use crate::quest::Quest;
 
 /// Find views by intent: quests record why each derivation and environment was built
+///
+/// Examples: `memorix quest search python web`, `memorix quest show 3f2a9c01`
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(subcommand)]

@@ -30,6 +30,11 @@ fn ignore_broken_pipe(e: io::Error) -> io::Result<()> {
     if e.kind() == io::ErrorKind::BrokenPipe { Ok(()) } else { Err(e) }
 }
 
+/// A success message of a command that changes something; `-q` silences it.
+pub fn note(ctx: &super::Context, s: &str) -> Result<()> {
+    if ctx.quiet { Ok(()) } else { text(s) }
+}
+
 /// `rules@g3 (sha256:0123456789ab)`
 pub fn generation(g: &GenSummary) -> String {
     format!("{}@g{} ({})", g.kind, g.seq, g.id.short())

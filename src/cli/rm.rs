@@ -9,6 +9,8 @@ use crate::ops::rm::{RmRequest, rm};
 ///
 /// The content stays addressable through earlier generations (e.g. `memorix cat
 /// rules/old.md@g1`); nothing is erased.
+///
+/// Example: `memorix rm rules/python/old.md -m "superseded"`
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Locators without @selector, e.g. rules/python/old.md or docs/httpx/
@@ -34,6 +36,6 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         writeln!(s, "Removed {n} {files}: now {}", render::generation(&k.generation))
             .expect("writing to a string");
     }
-    render::text(&s)?;
+    render::note(ctx, &s)?;
     Ok(0)
 }

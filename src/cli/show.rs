@@ -9,6 +9,8 @@ use crate::ops::show::{Shown, show};
 ///
 /// A blob prints its content; a tree its entries; a generation its fields. At least 8 hex
 /// digits, with or without `sha256:`.
+///
+/// Example: `memorix show 3f2a9c01`
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// An id or unique id prefix, e.g. sha256:3f2a9c01 or 3f2a9c01

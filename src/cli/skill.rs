@@ -17,7 +17,7 @@ pub struct Args {
     install: Option<PathBuf>,
 }
 
-pub fn run(_ctx: &Context, args: Args) -> Result<u8> {
+pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let Some(dir) = args.install else {
         render::text(SKILL)?;
         return Ok(0);
@@ -26,6 +26,6 @@ pub fn run(_ctx: &Context, args: Args) -> Result<u8> {
     fsutil::create_dir(&target)?;
     let file = target.join("SKILL.md");
     std::fs::write(&file, SKILL).map_err(Error::io("write", &file))?;
-    render::text(&format!("Installed {}\n", file.display()))?;
+    render::note(ctx, &format!("Installed {}\n", file.display()))?;
     Ok(0)
 }

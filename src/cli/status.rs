@@ -8,6 +8,8 @@ use crate::resolve::preview::MountState;
 /// Show which mounts are stale: what the Store, the pins or the sources changed since the lock
 ///
 /// A mount is stale when `memorix update` would change it. Nothing is written.
+///
+/// Examples: `memorix status`, `memorix status --check` (exit 1 when stale)
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Exit 1 when any mount is stale or not locked (for CI)

@@ -12,6 +12,8 @@ use crate::resolve::Refresh;
 /// Resolves the named mounts (all when none are named) again: `@latest` locators move to the
 /// current tips and `@pin` locators to the versions the pin files pin now. Every other mount
 /// keeps its locked content byte for byte. Then writes memorix.lock and activates .memory/.
+///
+/// Examples: `memorix update`, `memorix update python --dry-run`
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Mount paths as in memorix.toml, e.g. python or libs/httpx

@@ -8,6 +8,8 @@ use crate::ops::verify::verify;
 /// each latest/<kind> matches its ref.
 ///
 /// Prints one line per problem and exits 1 if there is any; exits 0 on a healthy store.
+///
+/// Example: `memorix verify --json`
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
