@@ -332,8 +332,10 @@ fn bad_manifests_exit_2_with_file_and_line_and_touch_nothing() {
     assert!(err.contains("`memory = \"/etc/memory\"` is absolute"), "{err}");
     let err = bad_manifest("[pins]\nfiles = [\"Cargo.lock\"]\n", 2);
     assert!(err.contains("pin file \"Cargo.lock\" does not exist"), "{err}");
-    let err = bad_manifest("[artifacts]\ncommand = \"summarise\"\n", 1);
-    assert!(err.contains("[artifacts] is not supported yet"), "{err}");
+    let err = bad_manifest("[store]\nremote = \"s3://bucket\"\n", 1);
+    assert!(err.contains("[store] is not supported yet"), "{err}");
+    let err = bad_manifest("[artifacts.summary]\ncommand = []\n", 2);
+    assert!(err.contains("artifact `summary` has an empty command"), "{err}");
     let err = bad_manifest("[mount.python]\nselect = []\n", 1);
     assert!(err.contains("did you mean `mounts`?"), "{err}");
 }
@@ -470,4 +472,58 @@ fn verify_checks_derivations_and_environments() {
         objects,
         [format!("derivations/{}/{drv}/tree/style.md", &drv[..2]), format!("environment sha256:{env_id}")]
     );
+}
+
+#[test]
+fn artifacts_summary_built_in_and_hooks_once_per_derivation() {
+    let env = TestEnv::new();
+    env.write("r/style.md", "# Style\n\n## Formatting\n\n```\n# not a heading\n```\n\n### Line length\n");
+    env.write("r/tests.md", "# Tests\n");
+    env.run(&["ingest", "rules/team/", env.project.join("r").to_str().unwrap()]).ok();
+    // The hook counts its runs and prints a summary of the tree it is given.
+    let counter = env.root.join("runs");
+    env.write(
+        "summarise.sh",
+        &format!("echo run >> {}\necho \"$(ls | wc -l) files in $MEMORIX_DERIVATION\"\n", counter.display()),
+    );
+    let hook = format!(
+        "[artifacts.digest]\ncommand = [\"sh\", \"{}\"]\n\n",
+        env.project.join("summarise.sh").display()
+    );
+    env.write("memorix.toml", &format!("{hook}[mounts.team]\nselect = [\"rules/team/\"]\n"));
+    env.run(&["build"]).ok();
+    let lock: toml::Table =
+        toml::from_str(&fs::read_to_string(env.project.join("memorix.lock")).unwrap()).unwrap();
+    let drv = lock["mounts"]["team"]["derivation"].as_str().unwrap().to_string();
+    let hex = drv.strip_prefix("sha256:").unwrap();
+    let artifacts = env.store.join("derivations").join(&hex[..2]).join(hex).join("artifacts");
+    let summary = fs::read_to_string(artifacts.join("SUMMARY.md")).unwrap();
+    assert_eq!(
+        summary,
+        format!(
+            "# Summary of derivation {drv}\n\n2 files.\n\n- `style.md`: Style\n  - Formatting\n    - Line length\n- `tests.md`: Tests\n"
+        )
+    );
+    let index = fs::read_to_string(env.project.join(".memory/INDEX.md")).unwrap();
+    assert!(index.contains(&format!("### digest\n\n2 files in {drv}\n")), "{index}");
+    assert!(!env.project.join(".memory/team/SUMMARY.md").exists(), "artifacts are not delivered into mounts");
+
+    // Another project with the same selection reuses the derivation and its artifacts.
+    let other = env.project.join("other");
+    common::write_file(
+        &other.join("memorix.toml"),
+        format!("{hook}[mounts.shared]\nselect = [\"rules/team/\"]\n").as_bytes(),
+    );
+    env.run(&["-C", other.to_str().unwrap(), "build"]).ok();
+    env.run(&["update"]).ok();
+    assert_eq!(fs::read_to_string(&counter).unwrap(), "run\n", "the hook ran once for this derivation id");
+
+    // A failing hook warns, delivers the memory anyway, and runs again next time.
+    env.write(
+        "memorix.toml",
+        "[artifacts.broken]\ncommand = [\"false\"]\n\n[mounts.team]\nselect = [\"rules/team/\"]\n",
+    );
+    let out = env.run(&["build"]).ok();
+    assert!(out.stderr.contains("warning: artifact `broken` for derivation"), "{}", out.stderr);
+    assert!(env.run(&["build"]).ok().stderr.contains("warning: artifact `broken`"));
 }

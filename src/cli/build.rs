@@ -43,6 +43,14 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
         render::note(ctx, &s)?;
         return Ok(1);
     }
+    for f in &outcome.artifact_failures {
+        eprintln!(
+            "warning: artifact `{}` for derivation {} failed ({}); it runs again on the next build",
+            f.name,
+            f.derivation.short(),
+            f.message
+        );
+    }
     let env = outcome.environment.expect("a build that was not refused has an environment");
     if outcome.lock_written {
         writeln!(s, "Wrote memorix.lock").expect("writing to a string");

@@ -15,6 +15,8 @@ use crate::diagnostics::{Error, Result};
 use crate::manifest::{Delivery as Mode, Manifest};
 use crate::store::checkout::{exchange, fill_tree, remove_readonly_tree};
 use crate::store::{Id, Store, fsutil};
+use crate::view::artifacts;
+use crate::view::derivation::{DerivationPlan, Provenance};
 use crate::view::environment::{EnvironmentPlan, files_of};
 
 pub const INDEX: &str = "INDEX.md";
@@ -22,38 +24,74 @@ pub const INDEX: &str = "INDEX.md";
 /// Environment path -> (mount, blob).
 pub type Files = BTreeMap<String, (String, Id)>;
 
+/// One mount as `INDEX.md` describes it.
+pub struct MountInfo {
+    pub path: String,
+    pub intent: Option<String>,
+    /// Library versions its locators resolved to, e.g. `httpx 0.23.3`.
+    pub versions: Vec<String>,
+    /// `[artifacts]` outputs of its derivation: (name, text).
+    pub artifacts: Vec<(String, String)>,
+}
+
 /// One environment, ready to be placed.
 pub struct Delivery {
     pub environment: Id,
     /// The profile generation it is bound as; 0 for a checkout outside the profile.
     pub generation: u64,
-    /// Mount paths with their intents, sorted.
-    pub mounts: Vec<(String, Option<String>)>,
+    /// Sorted by path.
+    pub mounts: Vec<MountInfo>,
     pub files: Files,
 }
 
 impl Delivery {
-    pub fn from_plan(environment: Id, plan: &EnvironmentPlan, m: &Manifest, generation: u64) -> Delivery {
+    pub fn from_plan(
+        store: &Store,
+        environment: Id,
+        plan: &EnvironmentPlan,
+        derivations: &[DerivationPlan],
+        m: &Manifest,
+        generation: u64,
+    ) -> Delivery {
         let files = plan.files.iter().map(|(p, f)| (p.to_string(), (f.mount.to_string(), f.blob))).collect();
-        Delivery {
-            environment,
-            generation,
-            mounts: mounts_with_intents(plan.mounts.iter().map(|(p, _)| p.as_str()), m),
-            files,
-        }
+        let mounts = plan
+            .mounts
+            .iter()
+            .zip(derivations)
+            .map(|((path, id), d)| mount_info(store, m, path.as_str(), id, &d.provenance))
+            .collect();
+        Delivery { environment, generation, mounts, files }
     }
 
-    /// Any stored environment (a rollback, an activation by id).
-    pub fn from_store(store: &Store, environment: Id, m: &Manifest, generation: u64) -> Result<Delivery> {
+    /// Any stored environment (a rollback, an activation by id, a checkout).
+    pub fn from_store(
+        store: &Store,
+        environment: Id,
+        m: Option<&Manifest>,
+        generation: u64,
+    ) -> Result<Delivery> {
         let record = store.read_environment(&environment)?;
         let files = files_of(store, &record)?;
-        let mounts = mounts_with_intents(record.mounts.iter().map(|(p, _)| p.as_str()), m);
+        let mut mounts = Vec::new();
+        for (path, id) in &record.mounts {
+            let provenance = store.read_derivation(id)?.provenance;
+            mounts.push(match m {
+                Some(m) => mount_info(store, m, path, id, &provenance),
+                None => MountInfo {
+                    path: path.clone(),
+                    intent: None,
+                    versions: versions(&provenance),
+                    artifacts: Vec::new(),
+                },
+            });
+        }
         Ok(Delivery { environment, generation, mounts, files })
     }
 
     /// `.memory/INDEX.md`: the environment, the profile generation, each mount with its
-    /// intent, and each file with its first heading. Deterministic for (environment,
-    /// generation); not part of the environment, which cannot contain its own id.
+    /// intent, library versions and artifacts, and each file with its first heading.
+    /// Deterministic for (environment, generation); not part of the environment, which cannot
+    /// contain its own id.
     pub fn index_text(&self, store: &Store) -> Result<String> {
         let mut s = String::new();
         writeln!(s, "# Project memory\n").expect("string");
@@ -66,32 +104,50 @@ impl Delivery {
         if self.generation > 0 {
             writeln!(s, "- profile generation: {}", self.generation).expect("string");
         }
-        for (mount, intent) in &self.mounts {
-            writeln!(s, "\n## {mount}/\n").expect("string");
-            if let Some(intent) = intent {
+        for mount in &self.mounts {
+            writeln!(s, "\n## {}/\n", mount.path).expect("string");
+            if let Some(intent) = &mount.intent {
                 writeln!(s, "{intent}\n").expect("string");
             }
-            for (path, (_, blob)) in self.files.iter().filter(|(_, (m, _))| m == mount) {
+            if !mount.versions.is_empty() {
+                writeln!(s, "Versions: {}\n", mount.versions.join(", ")).expect("string");
+            }
+            for (path, (_, blob)) in self.files.iter().filter(|(_, (m, _))| *m == mount.path) {
                 match first_heading(store, blob)? {
                     Some(h) => writeln!(s, "- `{path}`: {h}").expect("string"),
                     None => writeln!(s, "- `{path}`").expect("string"),
                 }
+            }
+            for (name, text) in &mount.artifacts {
+                writeln!(s, "\n### {name}\n\n{}", text.trim_end()).expect("string");
             }
         }
         Ok(s)
     }
 }
 
-fn mounts_with_intents<'a>(
-    mounts: impl Iterator<Item = &'a str>,
-    m: &Manifest,
-) -> Vec<(String, Option<String>)> {
-    mounts
-        .map(|p| {
-            let intent = m.mounts.iter().find(|d| d.path.as_str() == p).and_then(|d| d.intent.clone());
-            (p.to_string(), intent)
+fn mount_info(store: &Store, m: &Manifest, path: &str, drv: &Id, provenance: &[Provenance]) -> MountInfo {
+    let intent = m.mounts.iter().find(|d| d.path.as_str() == path).and_then(|d| d.intent.clone());
+    let artifacts = m
+        .artifacts
+        .iter()
+        .filter_map(|a| artifacts::hook_output(store, drv, a).map(|t| (a.name.clone(), t)))
+        .collect();
+    MountInfo { path: path.to_string(), intent, versions: versions(provenance), artifacts }
+}
+
+/// `httpx 0.23.3` for each locator that resolved to a library version.
+fn versions(provenance: &[Provenance]) -> Vec<String> {
+    let mut out: Vec<String> = provenance
+        .iter()
+        .filter_map(|p| {
+            let v = p.version.as_ref()?;
+            let loc = crate::locator::Locator::parse(&p.locator).ok()?;
+            Some(format!("{} {v}", loc.path.file_name().unwrap_or(loc.kind.as_str())))
         })
-        .collect()
+        .collect();
+    out.dedup();
+    out
 }
 
 /// The first Markdown heading in the first 8 KiB of a blob.

@@ -33,6 +33,14 @@ pub struct Manifest {
     pub mounts: Vec<MountDecl>,
     pub overrides: Vec<OverrideDecl>,
     pub pins: PinsDecl,
+    pub artifacts: Vec<ArtifactDecl>,
+}
+
+/// An `[artifacts]` hook: a command run once per derivation id.
+#[derive(Debug, Clone)]
+pub struct ArtifactDecl {
+    pub name: String,
+    pub command: Vec<String>,
 }
 
 /// `[pins]`: the lockfiles library versions come from, and the target their markers are
@@ -273,8 +281,28 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
             ));
         }
     }
-    if raw.artifacts.is_some() {
-        return Err(unsupported(&["artifacts"], "[artifacts]"));
+    let mut artifacts = Vec::new();
+    for (name, a) in &raw.artifacts {
+        let key = ["artifacts", name.as_str()];
+        if crate::locator::Name::new(name).is_err() {
+            return Err(ctx.err(
+                spans.key(&key),
+                "memorix::manifest::bad_artifact",
+                format!("artifact name {name:?} is not a file name"),
+                "here",
+                None,
+            ));
+        }
+        if a.command.is_empty() {
+            return Err(ctx.err(
+                spans.value(&[key[0], key[1], "command"]),
+                "memorix::manifest::bad_artifact",
+                format!("artifact `{name}` has an empty command"),
+                "empty",
+                Some("e.g. command = [\"python3\", \"summarise.py\"]".into()),
+            ));
+        }
+        artifacts.push(ArtifactDecl { name: name.clone(), command: a.command.clone() });
     }
     if raw.store.is_some() {
         return Err(unsupported(&["store"], "[store]"));
@@ -483,6 +511,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     Ok(Manifest {
         dir: dir.to_path_buf(),
         pins: PinsDecl { files: pins.files, markers: pins.markers },
+        artifacts,
         name: project.name,
         intent: project.intent,
         memory,

@@ -23,9 +23,10 @@ pub struct RawManifest {
     /// Environment path = the Store path of the candidate that wins a conflict there.
     #[serde(default)]
     pub overrides: BTreeMap<String, String>,
-    /// Commands run once per derivation (not supported yet).
-    #[schemars(with = "Option<BTreeMap<String, serde_json::Value>>")]
-    pub artifacts: Option<toml::Table>,
+    /// Commands run once per derivation id, their output cached with it and shown in
+    /// `.memory/INDEX.md`: name = { command = ["prog", "arg", ...] }.
+    #[serde(default)]
+    pub artifacts: BTreeMap<String, RawArtifact>,
     /// Store settings (not supported yet).
     #[schemars(with = "Option<BTreeMap<String, serde_json::Value>>")]
     pub store: Option<toml::Table>,
@@ -53,6 +54,14 @@ pub enum Delivery {
     Reflink,
     Hardlink,
     Symlink,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawArtifact {
+    /// The program and its arguments; runs in the derivation's tree with MEMORIX_DERIVATION,
+    /// MEMORIX_TREE and MEMORIX_SUMMARY set, and its standard output is the artifact.
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]

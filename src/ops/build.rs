@@ -14,6 +14,7 @@ use crate::quest::{self, QuestKind, ResolveRecord, Selection};
 use crate::resolve::{self, CheckReport, Refresh};
 use crate::store::generation::now_rfc3339;
 use crate::store::{Id, Store};
+use crate::view::artifacts::HookFailure;
 
 pub struct BuildRequest {
     /// Materialise exactly the lock; refuse (exit 1) when it is stale.
@@ -49,7 +50,7 @@ pub(crate) fn activate_with_reuse(
 ) -> Result<deliver::Placed> {
     let m = &project.manifest;
     // A previous environment the store no longer has just means nothing is reused.
-    let previous = shown.and_then(|id| Delivery::from_store(store, id, m, 0).ok()).map(|d| d.files);
+    let previous = shown.and_then(|id| Delivery::from_store(store, id, Some(m), 0).ok()).map(|d| d.files);
     deliver::activate(store, &project.state_dir, &m.memory_dir(), delivery, m.delivery, previous.as_ref())
 }
 
@@ -65,6 +66,8 @@ pub struct BuildOutcome {
     pub generation: Option<u64>,
     /// `--locked` with a lock that does not match: why, and nothing was changed.
     pub refused: Option<CheckReport>,
+    /// `[artifacts]` hooks that failed (they run again on the next build).
+    pub artifact_failures: Vec<HookFailure>,
 }
 
 pub fn build(
@@ -105,6 +108,7 @@ pub fn build(
                 activated: None,
                 generation: None,
                 refused: Some(report),
+                artifact_failures: Vec::new(),
             });
         };
         // The sources hash as the lock says; put their content in the Store.
@@ -115,10 +119,12 @@ pub fn build(
         (resolution, outcome.written, outcome.resolved)
     };
     let mut derivations = Vec::new();
+    let mut artifact_failures = Vec::new();
     let dir = quest::project_key(&m.dir);
     let time = now_rfc3339();
     for (mount, plan) in m.mounts.iter().zip(&resolution.derivations) {
         let (id, new) = writer.put_derivation(plan)?;
+        artifact_failures.extend(writer.ensure_artifacts(&id, plan, &m.artifacts)?);
         // The quest is written in the same step as the view.
         let selection = vec![Selection::of_mount(mount, false)];
         let intent = mount.intent.as_deref();
@@ -161,7 +167,14 @@ pub fn build(
                 Some(b) if b.environment == env_id => b.generation,
                 _ => profile.bind(env_id, "build", now_rfc3339()),
             };
-            let delivery = Delivery::from_plan(env_id, &resolution.environment, m, generation);
+            let delivery = Delivery::from_plan(
+                &store,
+                env_id,
+                &resolution.environment,
+                &resolution.derivations,
+                m,
+                generation,
+            );
             let placed = activate_with_reuse(&store, &project, &delivery, shown)?;
             profile.save(&project.state_dir)?;
             Some(Activated {
@@ -181,6 +194,7 @@ pub fn build(
         generation: profile.current,
         activated,
         refused: None,
+        artifact_failures,
     })
 }
 

@@ -157,15 +157,7 @@ pub fn checkout(start: &Path, store_root: &Path, env: &str, dir: &Path) -> Resul
             Some("name a new directory".to_string()),
         ));
     }
-    let manifest = project.as_ref().map(|p| &p.manifest);
-    let files = files_of(&store, &id)?;
-    let mounts = store.read_environment(&id)?.mounts.into_iter().map(|(p, _)| {
-        let intent = manifest
-            .and_then(|m| m.mounts.iter().find(|x| x.path.as_str() == p))
-            .and_then(|x| x.intent.clone());
-        (p, intent)
-    });
-    let delivery = Delivery { environment: id, generation: 0, mounts: mounts.collect(), files };
+    let delivery = Delivery::from_store(&store, id, project.as_ref().map(|p| &p.manifest), 0)?;
     Ok((id, deliver::checkout(&store, dir, &delivery)?))
 }
 

@@ -79,7 +79,8 @@ pub fn move_to(start: &Path, store_root: &Path, target: Target) -> Result<Moved>
             }
         }
     };
-    let delivery = Delivery::from_store(&store, binding.environment, &project.manifest, binding.generation)?;
+    let delivery =
+        Delivery::from_store(&store, binding.environment, Some(&project.manifest), binding.generation)?;
     let shown = deliver::shown_environment(&project.manifest.memory_dir());
     let placed = activate_with_reuse(&store, &project, &delivery, shown)?;
     profile.current = Some(binding.generation);
