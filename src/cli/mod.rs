@@ -43,7 +43,7 @@ use crate::store::Store;
 #[command(name = "memorix", version, max_term_width = 100)]
 pub struct Cli {
     /// The Store directory [default: $XDG_DATA_HOME/memorix/store]
-    #[arg(long, global = true, env = "MEMORIX_STORE", value_name = "DIR")]
+    #[arg(long, global = true, env = "MEMORIX_STORE", hide_env_values = true, value_name = "DIR")]
     store: Option<PathBuf>,
 
     /// Run as if memorix was started in DIR

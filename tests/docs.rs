@@ -1,0 +1,208 @@
+//! Runs every ```console block in README.md and book/src/*.md, so the docs cannot drift.
+//!
+//! Each file runs in a fresh sandbox (its own store and project directory; the README's also
+//! holds a copy of examples/). A block is a sequence of `$ command` lines, each followed by
+//! its expected output (stdout, then stderr). `? N` after the output expects exit code N
+//! (default 0). In expected output, a line `...` matches any number of lines and `[..]`
+//! matches any text within a line. `cargo run --release --` runs this build's memorix;
+//! `cargo test` is what runs this test, so it is not run again. `MEMORIX_BLESS_DOCS=1`
+//! rewrites the expected outputs with what the commands print (then review the diff).
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Step {
+    command: String,
+    expected: Vec<String>,
+    code: i32,
+    line: usize,
+    /// Lines of the file (0-based, end exclusive) holding the expected output and `? N`.
+    span: (usize, usize),
+}
+
+fn blocks(text: &str) -> Vec<Vec<Step>> {
+    let mut out = Vec::new();
+    let mut current: Option<Vec<Step>> = None;
+    for (n, line) in text.lines().enumerate() {
+        match (&mut current, line.trim_end()) {
+            (None, "```console") => current = Some(Vec::new()),
+            (Some(_), "```") => out.push(current.take().expect("in a block")),
+            (Some(steps), l) => {
+                if let Some(cmd) = l.strip_prefix("$ ") {
+                    let step = Step {
+                        command: cmd.to_string(),
+                        expected: Vec::new(),
+                        code: 0,
+                        line: n + 1,
+                        span: (n + 1, n + 1),
+                    };
+                    steps.push(step);
+                } else if let (Some(code), Some(step)) = (l.strip_prefix("? "), steps.last_mut()) {
+                    step.code = code.trim().parse().expect("`? N` takes an exit code");
+                    step.span.1 = n + 1;
+                } else if let Some(step) = steps.last_mut() {
+                    step.expected.push(l.to_string());
+                    step.span.1 = n + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `expected` (with `...` and `[..]`) against `actual`.
+fn matches(expected: &[String], actual: &[&str]) -> bool {
+    match expected.split_first() {
+        None => actual.is_empty(),
+        Some((e, rest)) if e == "..." => (0..=actual.len()).any(|i| matches(rest, &actual[i..])),
+        Some((e, rest)) => {
+            actual.split_first().is_some_and(|(a, more)| line_matches(e, a) && matches(rest, more))
+        }
+    }
+}
+
+fn line_matches(expected: &str, actual: &str) -> bool {
+    let parts: Vec<&str> = expected.split("[..]").collect();
+    if parts.len() == 1 {
+        return expected == actual;
+    }
+    let mut rest = actual;
+    for (i, p) in parts.iter().enumerate() {
+        if i == 0 {
+            let Some(r) = rest.strip_prefix(p) else { return false };
+            rest = r;
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(p);
+        } else {
+            let Some(at) = rest.find(p) else { return false };
+            rest = &rest[at + p.len()..];
+        }
+    }
+    true
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_name() == ".memory" || e.file_name() == ".memorix" {
+            continue;
+        }
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+fn run_file(doc: &Path, with_examples: bool) -> usize {
+    let text = fs::read_to_string(doc).unwrap();
+    let sandbox = tempfile::tempdir().unwrap();
+    let root = sandbox.path().canonicalize().unwrap();
+    let project = root.join("project");
+    fs::create_dir_all(&project).unwrap();
+    if with_examples {
+        copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"), &project.join("examples"));
+    }
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_memorix"));
+    let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    let mut ran = 0;
+    let bless = std::env::var_os("MEMORIX_BLESS_DOCS").is_some();
+    let mut blessed: Vec<((usize, usize), Vec<String>)> = Vec::new();
+    for block in blocks(&text) {
+        for step in block {
+            if step.command.starts_with("cargo test") {
+                continue;
+            }
+            let command = step.command.replace("cargo run --release --", "memorix");
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg(&command)
+                .current_dir(&project)
+                .env_clear()
+                .env("PATH", &path)
+                .env("HOME", root.join("home"))
+                .env("MEMORIX_STORE", root.join("store"))
+                .env("NO_COLOR", "1")
+                .env("SOURCE_DATE_EPOCH", "1767225600")
+                .output()
+                .unwrap();
+            let combined =
+                format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            let combined = combined.replace(root.to_str().unwrap(), "[ROOT]");
+            // Trailing whitespace and trailing blank lines do not count (editors strip them).
+            let mut actual: Vec<&str> = combined.lines().map(str::trim_end).collect();
+            while actual.last() == Some(&"") {
+                actual.pop();
+            }
+            let mut expected = step.expected.clone();
+            while expected.last().is_some_and(|l| l.is_empty()) {
+                expected.pop();
+            }
+            let place = format!("{}:{}", doc.display(), step.line);
+            if bless {
+                let mut lines: Vec<String> = actual.iter().map(|l| l.to_string()).collect();
+                if let Some(code) = out.status.code().filter(|c| *c != 0) {
+                    lines.push(format!("? {code}"));
+                }
+                blessed.push((step.span, lines));
+                ran += 1;
+                continue;
+            }
+            assert_eq!(
+                out.status.code(),
+                Some(step.code),
+                "{place}: `{}` exit code\n{combined}",
+                step.command
+            );
+            assert!(
+                matches(&expected, &actual),
+                "{place}: `{}`\n--- expected\n{}\n--- actual\n{combined}",
+                step.command,
+                step.expected.join("\n")
+            );
+            ran += 1;
+        }
+    }
+    if bless {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        for ((start, end), new) in blessed.into_iter().rev() {
+            lines.splice(start..end, new);
+        }
+        fs::write(doc, lines.join("\n") + "\n").unwrap();
+    }
+    ran
+}
+
+#[test]
+fn readme_console_blocks_run() {
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    assert!(run_file(&readme, true) >= 1);
+}
+
+#[test]
+fn book_console_blocks_run() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src");
+    let mut pages: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    let ran: usize = pages.iter().map(|p| run_file(p, true)).sum();
+    assert!(ran >= 30, "the book shows the CLI ({ran} commands run)");
+}
+
+#[test]
+fn the_matcher_is_strict() {
+    let e = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(matches(&e(&["a", "...", "d"]), &["a", "b", "c", "d"]));
+    assert!(!matches(&e(&["a", "d"]), &["a", "b", "d"]));
+    assert!(line_matches("id [..] at [..]", "id sha256:12 at 2026"));
+    assert!(!line_matches("id [..] at", "id x in"));
+}
