@@ -253,8 +253,8 @@ fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<()> {
         }
         Mode::Auto | Mode::Copy | Mode::Reflink => {}
     }
-    let src = store.open_blob(blob)?;
-    let out = File::create(dest).map_err(Error::io("create", dest))?;
+    let mut src = store.open_blob(blob)?;
+    let mut out = File::create(dest).map_err(Error::io("create", dest))?;
     let cloned = mode != Mode::Copy && rustix::fs::ioctl_ficlone(&out, &src).is_ok();
     if !cloned {
         if mode == Mode::Reflink {
@@ -263,8 +263,8 @@ fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<()> {
                 Some("use delivery = \"auto\" (reflink where possible, else copy)".into()),
             ));
         }
-        drop(out);
-        fs::copy(&src_path, dest).map_err(Error::io("copy", &src_path))?;
+        // Copy from the handle opened without following symlinks, not by path.
+        std::io::copy(&mut src, &mut out).map_err(Error::io("copy", &src_path))?;
     }
     fsutil::set_mode(dest, 0o444)
 }

@@ -21,18 +21,12 @@ impl Store {
 
     pub fn read_blob(&self, id: &Id) -> Result<Vec<u8>> {
         let path = self.blob_path(id);
-        fs::read(&path).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => Error::MissingObject { what: "blob", id: *id },
-            _ => Error::io("read", &path)(e),
-        })
+        super::fsutil::read_object(&path).map_err(|e| super::fsutil::object_error("blob", id, &path, e))
     }
 
     pub fn open_blob(&self, id: &Id) -> Result<File> {
         let path = self.blob_path(id);
-        File::open(&path).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => Error::MissingObject { what: "blob", id: *id },
-            _ => Error::io("open", &path)(e),
-        })
+        super::fsutil::open_object(&path).map_err(|e| super::fsutil::object_error("blob", id, &path, e))
     }
 }
 

@@ -311,6 +311,12 @@ pub(crate) fn fill_tree(
 /// Hardlinks a blob into a checkout; copies when the file system refuses another link.
 fn link_blob(store: &Store, id: &Id, dest: &Path) -> Result<()> {
     let blob = store.blob_path(id);
+    // A hardlink to a planted symlink would expose whatever it points at.
+    match fs::symlink_metadata(&blob) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Err(Error::corrupt("blob", &blob, "is not a regular file")),
+        Err(e) => return Err(fsutil::object_error("blob", id, &blob, e)),
+    }
     match fs::hard_link(&blob, dest) {
         Ok(()) => Ok(()),
         Err(e)

@@ -43,6 +43,32 @@ pub fn sync_filesystem(any_path: &Path) -> Result<()> {
     rustix::fs::syncfs(&f).map_err(|e| Error::io("sync the file system of", any_path)(e.into()))
 }
 
+/// Opens a store object without following a symlink in its place (an adversarial store may
+/// plant one pointing outside).
+pub fn open_object(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32).open(path)
+}
+
+/// Reads a store object (see [`open_object`]).
+pub fn read_object(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    open_object(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// The error for a store object that cannot be read: missing, a symlink, or an I/O failure.
+pub fn object_error(what: &'static str, id: &crate::store::Id, path: &Path, e: io::Error) -> Error {
+    match e.kind() {
+        io::ErrorKind::NotFound => Error::MissingObject { what, id: *id },
+        _ if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            Error::corrupt(what, path, "is a symlink, not a stored object")
+        }
+        _ => Error::io("read", path)(e),
+    }
+}
+
 pub fn set_mode(path: &Path, mode: u32) -> Result<()> {
     fs::set_permissions(path, Permissions::from_mode(mode)).map_err(Error::io("set permissions of", path))
 }

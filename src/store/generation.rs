@@ -90,10 +90,8 @@ pub struct GenRef {
 impl Store {
     pub fn read_generation(&self, kind: Kind, id: &Id) -> Result<Generation> {
         let path = self.generation_path(kind, id);
-        let bytes = fs::read(&path).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => Error::MissingObject { what: "generation", id: *id },
-            _ => Error::io("read", &path)(e),
-        })?;
+        let bytes = super::fsutil::read_object(&path)
+            .map_err(|e| super::fsutil::object_error("generation", id, &path, e))?;
         let generation =
             Generation::decode(&bytes, id).map_err(|r| Error::corrupt("generation", &path, r))?;
         if generation.kind != kind {

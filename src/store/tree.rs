@@ -3,7 +3,6 @@
 //! so a tree naming `..`, `/abs` or `a/b` can never be read back.
 
 use std::fs;
-use std::io;
 
 use serde::{Deserialize, Serialize};
 
@@ -193,10 +192,8 @@ impl Store {
             return Ok(Tree::default());
         }
         let path = self.tree_path(id);
-        let bytes = fs::read(&path).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => Error::MissingObject { what: "tree", id: *id },
-            _ => Error::io("read", &path)(e),
-        })?;
+        let bytes = super::fsutil::read_object(&path)
+            .map_err(|e| super::fsutil::object_error("tree", id, &path, e))?;
         if canonical::object_id("tree", &bytes) != *id {
             return Err(Error::corrupt("tree", &path, "content does not match its id"));
         }

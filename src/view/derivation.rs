@@ -2,8 +2,6 @@
 //! only those entries, so every project selecting the same files shares one derivation.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io;
 
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +10,7 @@ use crate::diagnostics::{Error, Result};
 use crate::locator::{Kind, Locator, StorePath};
 use crate::manifest::{MountDecl, OverrideDecl};
 use crate::store::tree::{EntryKind, TreeSource, walk_files};
-use crate::store::{Id, Store, Writer, canonical};
+use crate::store::{Id, Store, Writer, canonical, fsutil};
 
 /// One locator of a mount, resolved to Store content.
 #[derive(Clone, Debug)]
@@ -188,10 +186,8 @@ impl Store {
     /// Reads a stored derivation record, checking that its entries hash to `id`.
     pub fn read_derivation(&self, id: &Id) -> Result<DerivationRecord> {
         let path = self.derivation_dir(id).join("derivation.json");
-        let bytes = fs::read(&path).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => Error::MissingObject { what: "derivation", id: *id },
-            _ => Error::io("read", &path)(e),
-        })?;
+        let bytes =
+            fsutil::read_object(&path).map_err(|e| fsutil::object_error("derivation", id, &path, e))?;
         let record: DerivationRecord =
             serde_json::from_slice(&bytes).map_err(|e| Error::corrupt("derivation", &path, e.to_string()))?;
         for (p, hex) in &record.entries {

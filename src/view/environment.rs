@@ -2,8 +2,6 @@
 //! (mount, derivation id) pairs and the conflict decisions between nested mounts.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io;
 
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +10,7 @@ use super::derivation::{DerivationPlan, Origin};
 use crate::diagnostics::{Error, Result};
 use crate::locator::StorePath;
 use crate::manifest::OverrideDecl;
-use crate::store::{Id, Store, Writer, canonical};
+use crate::store::{Id, Store, Writer, canonical, fsutil};
 
 /// One file of an environment.
 #[derive(Clone, Debug)]
@@ -144,10 +142,8 @@ impl Store {
 
     pub fn read_environment(&self, id: &Id) -> Result<EnvironmentRecord> {
         let path = self.environment_dir(id).join("environment.json");
-        let bytes = fs::read(&path).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => Error::MissingObject { what: "environment", id: *id },
-            _ => Error::io("read", &path)(e),
-        })?;
+        let bytes =
+            fsutil::read_object(&path).map_err(|e| fsutil::object_error("environment", id, &path, e))?;
         let record: EnvironmentRecord = serde_json::from_slice(&bytes)
             .map_err(|e| Error::corrupt("environment", &path, e.to_string()))?;
         if canonical::encode(&record) != bytes || record.id() != *id {
