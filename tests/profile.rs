@@ -103,3 +103,44 @@ fn delivery_modes_copy_hardlink_and_symlink() {
         assert_eq!(fs::metadata(&file).unwrap().mode() & 0o777, 0o444, "{mode}: read-only");
     }
 }
+
+#[test]
+fn tampering_with_memory_is_detected_and_repaired() {
+    for mode in ["auto", "copy", "hardlink", "symlink"] {
+        let env = TestEnv::new();
+        project(&env, Some(mode));
+        env.run(&["build"]).ok();
+        env.run(&["verify", "--project"]).ok();
+        let file = env.project.join(".memory/team/f1.md");
+        let dir = file.parent().unwrap().to_path_buf();
+        fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        match mode {
+            // An in-place edit through the hardlink reaches the blob: the store check names it.
+            "hardlink" => {
+                fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+                fs::write(&file, "tampered\n").unwrap();
+                let report = env.run(&["verify"]).expect(1).stdout;
+                assert!(report.contains(": content hashes to sha256:"), "{mode}: {report}");
+                continue;
+            }
+            "symlink" => {
+                fs::remove_file(&file).unwrap();
+                std::os::unix::fs::symlink("/etc/hostname", &file).unwrap();
+            }
+            _ => {
+                fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+                fs::write(&file, "tampered\n").unwrap();
+            }
+        }
+        fs::remove_file(dir.join("f2.md")).unwrap();
+        let report = env.run(&["--json", "verify", "--project"]).expect(1).json();
+        let objects: Vec<&str> =
+            report["problems"].as_array().unwrap().iter().map(|p| p["object"].as_str().unwrap()).collect();
+        assert_eq!(objects, [".memory/team/f1.md", ".memory/team/f2.md"], "{mode}");
+        env.run(&["verify"]).ok(); // the store itself is unharmed
+        let out = env.run(&["build"]).ok().stdout;
+        assert!(out.contains("Activated .memory/"), "{mode}: a build repairs, it is not a no-op: {out}");
+        env.run(&["verify", "--project"]).ok();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "# File 1\n\nv1\n");
+    }
+}

@@ -2,7 +2,7 @@ use std::fmt::Write;
 
 use super::{Context, render};
 use crate::diagnostics::Result;
-use crate::ops::verify::verify;
+use crate::ops::verify::{verify, verify_project};
 
 /// Check the whole Store: rehash every blob, check every tree, generation and ref, and that
 /// each latest/<kind> matches its ref.
@@ -11,10 +11,18 @@ use crate::ops::verify::verify;
 ///
 /// Example: `memorix verify --json`
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Also check that the project's .memory/ holds exactly its current environment
+    #[arg(long)]
+    project: bool,
+}
 
-pub fn run(ctx: &Context, _args: Args) -> Result<u8> {
-    let report = verify(&ctx.store, &ctx.progress)?;
+pub fn run(ctx: &Context, args: Args) -> Result<u8> {
+    let report = if args.project {
+        verify_project(&std::env::current_dir().unwrap_or_default(), &ctx.store, &ctx.progress)?
+    } else {
+        verify(&ctx.store, &ctx.progress)?
+    };
     let code = if report.ok { 0 } else { 1 };
     if ctx.json {
         render::json(&report)?;
@@ -29,6 +37,8 @@ pub fn run(ctx: &Context, _args: Args) -> Result<u8> {
         "{} blobs, {} trees, {} generations, {} refs, {} files in latest/, {} derivations, {} environments",
         c.blobs, c.trees, c.generations, c.refs, c.latest_files, c.derivations, c.environments
     );
+    let what =
+        if args.project { format!("{what}, {} files in the memory directory", c.memory_files) } else { what };
     if report.ok {
         writeln!(s, "ok: checked {what}").expect("writing to a string");
     } else {

@@ -9,7 +9,7 @@ use std::fs::{self, File};
 use std::io::Read;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::diagnostics::{Error, Result};
 use crate::manifest::{Delivery as Mode, Manifest};
@@ -172,6 +172,66 @@ pub fn shown_environment(memory: &Path) -> Option<Id> {
     line.strip_suffix('`')?.parse().ok()
 }
 
+pub const RECORD: &str = "activation.json";
+
+/// What an activation placed (`.memorix/activation.json`): each file's blob and its stat right
+/// after placing, so a build can tell with stats alone, without hashing, whether `.memory/` is
+/// still exactly what it delivered.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ActivationRecord {
+    pub environment: Option<Id>,
+    pub files: BTreeMap<String, Placement>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Placement {
+    /// `None` for INDEX.md.
+    pub blob: Option<Id>,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ino: u64,
+}
+
+fn stat(path: &Path) -> Option<(u64, i64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::symlink_metadata(path).ok()?;
+    Some((m.size(), m.mtime() * 1_000_000_000 + m.mtime_nsec(), m.ino()))
+}
+
+impl ActivationRecord {
+    pub fn load(state_dir: &Path) -> Option<ActivationRecord> {
+        serde_json::from_slice(&fs::read(state_dir.join(RECORD)).ok()?).ok()
+    }
+
+    /// Whether the file at `rel` is still the one this activation placed.
+    fn unchanged(&self, memory: &Path, rel: &str) -> bool {
+        self.files.get(rel).is_some_and(|p| stat(&memory.join(rel)) == Some((p.size, p.mtime_ns, p.ino)))
+    }
+
+    /// Whether `memory` holds exactly the files placed, each untouched since.
+    pub fn intact(&self, memory: &Path) -> bool {
+        let mut seen = 0;
+        let mut stack = vec![memory.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = fs::read_dir(&dir) else { return false };
+            for e in entries {
+                let Ok(e) = e else { return false };
+                let path = e.path();
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(path);
+                    continue;
+                }
+                let rel = path.strip_prefix(memory).expect("below the memory").to_string_lossy().into_owned();
+                if !self.unchanged(memory, &rel) {
+                    return false;
+                }
+                seen += 1;
+            }
+        }
+        seen == self.files.len()
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
 pub struct Placed {
     pub files: usize,
@@ -179,15 +239,16 @@ pub struct Placed {
     pub reused: usize,
 }
 
-/// Places `delivery` at `memory`: staged in `<state_dir>/tmp`, then swapped in. `previous` is
-/// the file list of what `memory` shows now, whose unchanged files are reused.
+/// Places `delivery` at `memory`: staged in `<state_dir>/tmp`, then swapped in, then recorded.
+/// `previous` is the record of what `memory` shows now: files it placed that are untouched
+/// since and hold the same blob are reused.
 pub fn activate(
     store: &Store,
     state_dir: &Path,
     memory: &Path,
     delivery: &Delivery,
     mode: Mode,
-    previous: Option<&Files>,
+    previous: Option<&ActivationRecord>,
 ) -> Result<Placed> {
     let tmp = state_dir.join("tmp");
     fsutil::create_dir(&tmp)?;
@@ -200,7 +261,9 @@ pub fn activate(
     let reused = std::cell::Cell::new(0);
     fill_tree(&stage, &files, &|blob, dest| {
         let rel = dest.strip_prefix(&stage).expect("staged below the stage").to_string_lossy();
-        let unchanged = previous.and_then(|p| p.get(rel.as_ref())).is_some_and(|(_, b)| b == blob);
+        let unchanged = previous.is_some_and(|p| {
+            p.files.get(rel.as_ref()).is_some_and(|f| f.blob == Some(*blob)) && p.unchanged(memory, &rel)
+        });
         let old = memory.join(rel.as_ref());
         // Only a real file is taken over (never a symlink from an earlier symlink delivery).
         let regular = fs::symlink_metadata(&old).is_ok_and(|m| m.is_file());
@@ -221,6 +284,14 @@ pub fn activate(
     if fs::symlink_metadata(&stage).is_ok() {
         fs::rename(&stage, &kept).map_err(Error::io("keep the previous tree at", &kept))?;
     }
+    let mut record = ActivationRecord { environment: Some(delivery.environment), files: BTreeMap::new() };
+    for (rel, blob) in files.iter().map(|(p, b)| (p.as_str(), Some(*b))).chain([(INDEX, None)]) {
+        let (size, mtime_ns, ino) = stat(&memory.join(rel))
+            .ok_or_else(|| Error::usage(format!("{rel} vanished from {}", memory.display()), None))?;
+        record.files.insert(rel.to_string(), Placement { blob, size, mtime_ns, ino });
+    }
+    let bytes = serde_json::to_vec(&record).expect("a record serializes");
+    fsutil::write_atomic(state_dir, &state_dir.join(RECORD), &bytes)?;
     Ok(Placed { files: files.len(), reused: reused.get() })
 }
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::Progress;
 use super::project::Project;
-use crate::deliver::{self, Delivery};
+use crate::deliver::{self, ActivationRecord, Delivery};
 use crate::diagnostics::{Error, Result};
 use crate::profile::Profile;
 use crate::quest::{self, QuestKind, ResolveRecord, Selection};
@@ -49,8 +49,8 @@ pub(crate) fn activate_with_reuse(
     shown: Option<Id>,
 ) -> Result<deliver::Placed> {
     let m = &project.manifest;
-    // A previous environment the store no longer has just means nothing is reused.
-    let previous = shown.and_then(|id| Delivery::from_store(store, id, Some(m), 0).ok()).map(|d| d.files);
+    let previous = ActivationRecord::load(&project.state_dir)
+        .filter(|r| r.environment.is_some() && r.environment == shown);
     deliver::activate(store, &project.state_dir, &m.memory_dir(), delivery, m.delivery, previous.as_ref())
 }
 
@@ -161,7 +161,14 @@ pub fn build(
     let current = profile.current().cloned();
     let shown = deliver::shown_environment(&memory);
     let activated = match current {
-        Some(b) if b.environment == env_id && shown == Some(env_id) => None,
+        // Nothing to do only when .memory/ is exactly what the last activation placed.
+        Some(b)
+            if b.environment == env_id
+                && shown == Some(env_id)
+                && ActivationRecord::load(&project.state_dir).is_some_and(|r| r.intact(&memory)) =>
+        {
+            None
+        }
         _ => {
             let generation = match current {
                 Some(b) if b.environment == env_id => b.generation,
