@@ -67,6 +67,13 @@ pub enum Error {
     )]
     MissingObject { what: &'static str, id: Id },
 
+    #[error("blob {id} ({paths}) was purged from the Store on {time}: its content is gone")]
+    #[diagnostic(
+        code(memorix::store::purged),
+        help("select something else, or ingest a replacement at that path and run `memorix update`")
+    )]
+    Purged { id: Id, paths: String, time: String },
+
     #[error("`{kind}` has no generations in this store yet")]
     #[diagnostic(
         code(memorix::resolve::empty_kind),

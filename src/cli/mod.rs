@@ -5,6 +5,7 @@ mod cat;
 mod completions;
 mod edit;
 mod explain;
+mod gc;
 mod graph;
 mod history;
 mod ingest;
@@ -103,6 +104,8 @@ enum Command {
     Log(log::Args),
     Show(show::Args),
     Verify(verify::Args),
+    Gc(gc::GcArgs),
+    Purge(gc::PurgeArgs),
     Versions(versions::Args),
     Skill(skill::Args),
     Completions(completions::Args),
@@ -182,6 +185,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Log(a) => log::run(&ctx, a),
         Command::Show(a) => show::run(&ctx, a),
         Command::Verify(a) => verify::run(&ctx, a),
+        Command::Gc(a) => gc::run_gc(&ctx, a),
+        Command::Purge(a) => gc::run_purge(&ctx, a),
         Command::Versions(a) => versions::run(&ctx, a),
         Command::Skill(a) => skill::run(&ctx, a),
         Command::Completions(a) => completions::run(a),

@@ -5,6 +5,7 @@ pub mod build;
 pub mod cat;
 pub mod edit;
 pub mod explain;
+pub mod gc;
 pub mod graph;
 pub mod history;
 pub mod ingest;

@@ -255,7 +255,12 @@ impl Verifier<'_> {
         for (id, tree) in &self.trees {
             for e in tree.entries() {
                 let present = match e.kind {
-                    EntryKind::Blob => self.blobs.contains(&e.id) || self.store.has_blob(&e.id),
+                    // A purged blob is gone on purpose.
+                    EntryKind::Blob => {
+                        self.blobs.contains(&e.id)
+                            || self.store.has_blob(&e.id)
+                            || self.store.purged(&e.id).is_some()
+                    }
                     EntryKind::Tree => self.trees.contains_key(&e.id) || self.store.has_tree(&e.id),
                 };
                 if !present {
@@ -433,7 +438,8 @@ impl Verifier<'_> {
                 }
             }
         }
-        for path in expected.keys().filter(|p| !seen.contains(*p)) {
+        let gone = |p: &String| seen.contains(p) || self.store.purged(&expected[p]).is_some();
+        for path in expected.keys().filter(|p| !gone(p)) {
             self.problem(format!("{label}/{path}"), format!("is missing (it is in {what})"));
         }
         Ok(seen.len())
@@ -463,7 +469,7 @@ impl Verifier<'_> {
                 .map(|(p, h)| (p.clone(), Id::from_hex(h).expect("checked on read")))
                 .collect();
             for (p, blob) in &entries {
-                if !self.blobs.contains(blob) {
+                if !self.blobs.contains(blob) && self.store.purged(blob).is_none() {
                     self.problem(
                         format!("derivation {id}"),
                         format!("entry {p:?} names missing blob {blob}"),

@@ -21,12 +21,24 @@ impl Store {
 
     pub fn read_blob(&self, id: &Id) -> Result<Vec<u8>> {
         let path = self.blob_path(id);
-        super::fsutil::read_object(&path).map_err(|e| super::fsutil::object_error("blob", id, &path, e))
+        super::fsutil::read_object(&path).map_err(|e| self.blob_error(id, &path, e))
     }
 
     pub fn open_blob(&self, id: &Id) -> Result<File> {
         let path = self.blob_path(id);
-        super::fsutil::open_object(&path).map_err(|e| super::fsutil::object_error("blob", id, &path, e))
+        super::fsutil::open_object(&path).map_err(|e| self.blob_error(id, &path, e))
+    }
+}
+
+impl Store {
+    /// A missing blob that `memorix purge` erased says so.
+    pub(crate) fn blob_error(&self, id: &Id, path: &Path, e: io::Error) -> Error {
+        match self.purged(id) {
+            Some(r) if e.kind() == io::ErrorKind::NotFound => {
+                Error::Purged { id: *id, paths: r.paths.join(", "), time: r.time }
+            }
+            _ => super::fsutil::object_error("blob", id, path, e),
+        }
     }
 }
 

@@ -244,7 +244,11 @@ fn apply_diff(store: &Store, dir: &Path, old: Option<&Id>, new: &Id) -> Result<(
         let path = dir.join(c.path.as_str());
         let parent = path.parent().expect("a file has a parent").to_path_buf();
         unlocked.open(&parent)?;
-        fs::remove_file(&path).map_err(Error::io("remove", &path))?;
+        // Already gone (purged) is the state this removal wants.
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(Error::io("remove", &path)(e)),
+            _ => {}
+        }
         emptied.insert(parent);
     }
     // Deepest first, so a chain of directories left empty goes away entirely.
@@ -268,7 +272,11 @@ fn apply_diff(store: &Store, dir: &Path, old: Option<&Id>, new: &Id) -> Result<(
         if c.change == ChangeKind::Modified {
             fs::remove_file(&path).map_err(Error::io("remove", &path))?;
         }
-        link_blob(store, c.new.as_ref().expect("added or modified"), &path)?;
+        match link_blob(store, c.new.as_ref().expect("added or modified"), &path) {
+            // latest/ shows everything but what `memorix purge` erased.
+            Err(Error::Purged { .. }) => {}
+            other => other?,
+        }
     }
     unlocked.open(dir)?;
     unlocked.close()
@@ -315,7 +323,7 @@ fn link_blob(store: &Store, id: &Id, dest: &Path) -> Result<()> {
     match fs::symlink_metadata(&blob) {
         Ok(m) if m.is_file() => {}
         Ok(_) => return Err(Error::corrupt("blob", &blob, "is not a regular file")),
-        Err(e) => return Err(fsutil::object_error("blob", id, &blob, e)),
+        Err(e) => return Err(store.blob_error(id, &blob, e)),
     }
     match fs::hard_link(&blob, dest) {
         Ok(()) => Ok(()),

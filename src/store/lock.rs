@@ -14,6 +14,8 @@ use crate::diagnostics::{Error, Result};
 pub struct Writer<'s> {
     pub store: &'s Store,
     _lock: File,
+    /// Temp files a crashed writer left, removed when this lock was taken.
+    pub stale_temp: usize,
     new_blobs: AtomicUsize,
     new_blob_bytes: AtomicU64,
     new_trees: AtomicUsize,
@@ -34,19 +36,17 @@ impl Store {
         let file = lock_exclusive(self.root())?;
         let tmp = self.tmp_dir();
         super::fsutil::create_dir(&tmp)?;
+        let mut stale_temp = 0;
         for entry in fs::read_dir(&tmp).map_err(Error::io("read", &tmp))? {
             let entry = entry.map_err(Error::io("read", &tmp))?;
-            let p = entry.path();
-            let removed = if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                fs::remove_dir_all(&p)
-            } else {
-                fs::remove_file(&p)
-            };
-            removed.map_err(Error::io("remove stale temp file", &p))?;
+            // Staged object directories hold read-only trees.
+            super::checkout::remove_readonly_tree(&entry.path())?;
+            stale_temp += 1;
         }
         Ok(Writer {
             store: self,
             _lock: file,
+            stale_temp,
             new_blobs: AtomicUsize::new(0),
             new_blob_bytes: AtomicU64::new(0),
             new_trees: AtomicUsize::new(0),

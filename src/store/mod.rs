@@ -28,8 +28,22 @@ pub use lock::Writer;
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Top-level names a store may hold; a directory with anything else and no VERSION is not ours.
-const LAYOUT: &[&str] =
-    &["VERSION", "lock", "tmp", "blobs", "trees", "generations", "refs", "latest", "spare"];
+const LAYOUT: &[&str] = &[
+    "VERSION",
+    "lock",
+    "tmp",
+    "blobs",
+    "trees",
+    "generations",
+    "refs",
+    "latest",
+    "spare",
+    "index",
+    "derivations",
+    "environments",
+    "quests",
+    "purged",
+];
 
 /// A handle on a store directory whose VERSION has been checked.
 #[derive(Debug, Clone)]

@@ -1,0 +1,87 @@
+use std::fmt::Write;
+
+use super::{Context, render};
+use crate::diagnostics::Result;
+use crate::ops::gc::{gc, purge};
+
+/// Remove temp files and objects no generation, derivation or environment reaches
+///
+/// Nothing reachable is ever removed: every generation on a ref's chain is kept with all it
+/// names. Example: `memorix gc --dry-run`
+#[derive(Debug, clap::Args)]
+pub struct GcArgs {
+    /// List what would be removed, remove nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
+pub fn run_gc(ctx: &Context, args: GcArgs) -> Result<u8> {
+    let out = gc(&ctx.store, args.dry_run)?;
+    if ctx.json {
+        render::json(&out)?;
+        return Ok(0);
+    }
+    let mut s = String::new();
+    if ctx.verbose || args.dry_run {
+        for p in &out.unreachable {
+            writeln!(s, "  {p}").expect("writing to a string");
+        }
+    }
+    let verb = if args.dry_run { "Would remove" } else { "Removed" };
+    writeln!(
+        s,
+        "{verb} {} temp files and {} unreachable objects ({} bytes)",
+        out.temp_files,
+        out.unreachable.len(),
+        out.bytes
+    )
+    .expect("writing to a string");
+    render::text(&s)?;
+    Ok(0)
+}
+
+/// Erase content from the Store and every generation (e.g. a leaked secret)
+///
+/// Every blob that ever stood at PATH (or the blob with that id) is deleted with all its
+/// hardlinks; history keeps naming the ids, and anything that needs them later fails saying
+/// they were purged. Copies already delivered into projects' .memory/ are not reached.
+/// Without --yes, prints what would be erased and changes nothing (exit 2).
+///
+/// Example: `memorix purge rules/team/secrets.md --yes`
+#[derive(Debug, clap::Args)]
+pub struct PurgeArgs {
+    /// A Store path (rules/x.md or a subtree rules/x/) or a blob id
+    #[arg(value_name = "PATH|BLOB")]
+    target: String,
+
+    /// Really erase
+    #[arg(long)]
+    yes: bool,
+}
+
+pub fn run_purge(ctx: &Context, args: PurgeArgs) -> Result<u8> {
+    let out = purge(&ctx.store, &args.target, args.yes)?;
+    if ctx.json {
+        render::json(&out)?;
+        return Ok(if out.erased { 0 } else { 2 });
+    }
+    let mut s = String::new();
+    for r in &out.blobs {
+        writeln!(s, "  {} {}", r.blob, r.paths.join(", ")).expect("writing to a string");
+    }
+    if out.erased {
+        writeln!(s, "Erased {} blobs and {} hardlinks to them", out.blobs.len(), out.links)
+            .expect("writing to a string");
+        render::text(&s)?;
+        Ok(0)
+    } else {
+        writeln!(
+            s,
+            "Would erase {} blobs from every generation; run again with --yes to do it",
+            out.blobs.len()
+        )
+        .expect("writing to a string");
+        render::text(&s)?;
+        Ok(2)
+    }
+}

@@ -1,0 +1,87 @@
+//! `memorix gc` removes only what nothing reaches; `memorix purge` erases content loudly.
+
+mod common;
+
+use std::fs;
+
+use common::TestEnv;
+
+fn contains_anywhere(dir: &std::path::Path, needle: &str) -> Vec<String> {
+    common::walk(dir)
+        .into_iter()
+        .filter(|p| {
+            fs::symlink_metadata(p).is_ok_and(|m| m.is_file())
+                && fs::read_to_string(p).is_ok_and(|t| t.contains(needle))
+        })
+        .map(|p| p.display().to_string())
+        .collect()
+}
+
+#[test]
+fn gc_removes_temp_files_and_unreachable_objects_only() {
+    let env = TestEnv::new();
+    env.write("r/a.md", "# A v1\n");
+    env.run(&["ingest", "rules/team/", env.project.join("r").to_str().unwrap()]).ok();
+    env.write("r/a.md", "# A v2\n");
+    env.run(&["ingest", "rules/team/", env.project.join("r").to_str().unwrap()]).ok();
+    env.write("memorix.toml", "[mounts.team]\nselect = [\"rules/team/@g1\"]\n");
+    env.run(&["build"]).ok();
+    // What a crashed writer leaves: a temp file, a blob and a tree nothing names.
+    common::write_file(&env.store.join("tmp/.tmpCRASH"), b"half");
+    let orphan = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(b"orphan\n"))
+    };
+    common::write_file(&env.store.join("blobs").join(&orphan[..2]).join(&orphan), b"orphan\n");
+    let before = env.store_listing();
+    let dry = env.run(&["--json", "gc", "--dry-run"]).ok().json();
+    assert_eq!(dry["temp_files"], 1);
+    assert_eq!(dry["unreachable"], serde_json::json!([format!("blobs/{}/{orphan}", &orphan[..2])]));
+    assert_eq!(env.store_listing(), before, "--dry-run changes nothing");
+    let out = env.run(&["gc"]).ok().stdout;
+    assert_eq!(out, "Removed 1 temp files and 1 unreachable objects (7 bytes)\n");
+    env.run(&["verify"]).ok();
+    // Every generation and the project's pinned derivation are intact.
+    assert_eq!(env.run(&["cat", "rules/team/a.md@g1"]).ok().stdout, "# A v1\n");
+    assert_eq!(env.run(&["cat", "rules/team/a.md"]).ok().stdout, "# A v2\n");
+    env.run(&["lock", "--check"]).ok();
+    assert_eq!(env.run(&["--json", "gc"]).ok().json()["unreachable"], serde_json::json!([]));
+}
+
+#[test]
+fn purge_erases_a_secret_from_every_generation() {
+    let env = TestEnv::new();
+    env.write("r/notes.md", "# Notes\n");
+    env.write("r/secret.md", "API_KEY=sk-live-0123456789\n");
+    env.run(&["ingest", "rules/team/", env.project.join("r").to_str().unwrap()]).ok();
+    env.write("r/notes.md", "# Notes v2\n");
+    env.run(&["ingest", "rules/team/", env.project.join("r").to_str().unwrap()]).ok();
+    env.write("memorix.toml", "[mounts.team]\nselect = [\"rules/team/\"]\n");
+    env.run(&["build"]).ok();
+    assert!(!contains_anywhere(&env.store, "sk-live").is_empty());
+
+    let out = env.run(&["purge", "rules/team/secret.md"]).expect(2).stdout;
+    assert!(out.contains("Would erase 1 blobs from every generation; run again with --yes"), "{out}");
+    assert!(!contains_anywhere(&env.store, "sk-live").is_empty(), "nothing erased without --yes");
+    let out = env.run(&["--json", "purge", "rules/team/secret.md", "--yes"]).ok().json();
+    assert_eq!(out["erased"], true);
+    assert!(out["links"].as_u64().unwrap() >= 2, "latest/ and the derivation tree held links: {out}");
+    assert_eq!(
+        contains_anywhere(&env.store, "sk-live"),
+        Vec::<String>::new(),
+        "the bytes are gone from the Store"
+    );
+
+    let err = env.run(&["cat", "rules/team/secret.md@g1"]).expect(2).stderr;
+    assert!(err.contains("was purged from the Store on 2026-01-01T00:00:00Z: its content is gone"), "{err}");
+    env.run(&["verify"]).ok();
+    // A build that needs it fails with the same message; one that does not, works.
+    let other = env.project.join("other");
+    common::write_file(&other.join("memorix.toml"), b"[mounts.all]\nselect = [\"rules/team/\"]\n");
+    let err = env.run(&["-C", other.to_str().unwrap(), "build"]).expect(2).stderr;
+    assert!(err.contains("memorix::store::purged"), "{err}");
+    common::write_file(&other.join("memorix.toml"), b"[mounts.all]\nselect = [\"rules/team/notes.md\"]\n");
+    env.run(&["-C", other.to_str().unwrap(), "build"]).ok();
+    env.run(&["rm", "rules/team/secret.md"]).ok();
+    env.run(&["verify"]).ok();
+}
