@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod deliver;
 pub mod diagnostics;
+pub mod fault;
 pub mod locator;
 pub mod lock;
 pub mod manifest;

@@ -277,7 +277,9 @@ pub fn activate(
     if let Some(parent) = memory.parent() {
         fsutil::create_dir(parent)?;
     }
+    crate::fault::point("activate.staged");
     exchange(memory, &stage, &tmp.join("parked"))?;
+    crate::fault::point("activate.exchanged");
     // `stage` now holds the old tree (if there was one): keep it until the next activation.
     let kept = tmp.join("previous");
     remove_readonly_tree(&kept)?;
@@ -292,6 +294,7 @@ pub fn activate(
     }
     let bytes = serde_json::to_vec(&record).expect("a record serializes");
     fsutil::write_atomic(state_dir, &state_dir.join(RECORD), &bytes)?;
+    crate::fault::point("activate.recorded");
     Ok(Placed { files: files.len(), reused: reused.get() })
 }
 

@@ -140,7 +140,9 @@ pub fn build(
         writer.index_quest(&q, mount)?;
         derivations.push(BuiltDerivation { mount: mount.path.to_string(), id, new, quest: q });
     }
+    crate::fault::point("build.derivations");
     let (env_id, environment_new) = writer.put_environment(&resolution.environment)?;
+    crate::fault::point("build.environment");
     let selection = m.mounts.iter().map(|x| Selection::of_mount(x, true)).collect();
     let intent = m.intent.as_deref();
     let env_quest = writer.record_resolve(ResolveRecord {
@@ -156,6 +158,7 @@ pub fn build(
         writer.index_quest(&env_quest, mount)?;
     }
     writer.sync()?;
+    crate::fault::point("build.synced");
 
     let mut profile = Profile::load(&project.state_dir)?;
     let current = profile.current().cloned();
@@ -184,6 +187,7 @@ pub fn build(
             );
             let placed = activate_with_reuse(&store, &project, &delivery, shown)?;
             profile.save(&project.state_dir)?;
+            crate::fault::point("profile.saved");
             Some(Activated {
                 generation,
                 files: placed.files,

@@ -120,6 +120,7 @@ pub(crate) fn ingest_with(
                 })
                 .collect::<Result<_>>()?;
             bar.finish_and_clear();
+            crate::fault::point("ingest.blobs");
             let mut dir = Dir::default();
             for ((rel, _), id) in files.iter().zip(ids) {
                 dir.insert_blob(rel, id);
@@ -197,6 +198,7 @@ pub(crate) fn ingest_with(
         (None, _) => editor.write(writer)?,
     };
 
+    crate::fault::point("ingest.trees");
     let changes = diff_trees(store, old_root.as_ref(), Some(&new_root), &StorePath::root())?;
     let dest = dest.place();
     if changes.is_empty() && tags.is_empty() {
@@ -215,6 +217,7 @@ pub(crate) fn ingest_with(
     let tagged_paths: Vec<StorePath> =
         tags.iter().map(|t| StorePath::new(&t.path).expect("tag paths are validated")).collect();
     let committed = commit_generation(writer, kind, parent.as_ref(), new_root, tags, message)?;
+    crate::fault::point("quests.mark");
     let quests = writer.mark_stale(kind, &changes, &tagged_paths)?;
     let summary = GenSummary::new(&committed.id, &committed.generation);
     Ok(IngestOutcome {

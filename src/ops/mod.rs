@@ -105,12 +105,16 @@ pub(crate) fn stage_generation(
 
 /// Makes every staged object durable at once, then moves each ref and refreshes `latest/`.
 pub(crate) fn publish(writer: &Writer, staged: &[GenRef]) -> Result<()> {
+    crate::fault::point("publish.staged");
     writer.sync()?;
+    crate::fault::point("publish.synced");
     for g in staged {
         writer.set_ref(g.generation.kind, &g.id)?;
     }
+    crate::fault::point("publish.ref");
     for g in staged {
         writer.refresh_latest(g.generation.kind, &g.generation.root)?;
+        crate::fault::point("publish.latest");
         writer.update_version_index(g)?;
     }
     Ok(())

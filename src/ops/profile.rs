@@ -85,6 +85,7 @@ pub fn move_to(start: &Path, store_root: &Path, target: Target) -> Result<Moved>
     let placed = activate_with_reuse(&store, &project, &delivery, shown)?;
     profile.current = Some(binding.generation);
     profile.save(&project.state_dir)?;
+    crate::fault::point("profile.saved");
     Ok(Moved { from, to: binding.generation, environment: binding.environment, placed })
 }
 

@@ -62,6 +62,7 @@ impl Project {
             return Ok(false);
         }
         fsutil::create_dir(&self.state_dir)?;
+        crate::fault::point("lock.write");
         fsutil::write_atomic(&self.state_dir, &self.lock_path, text.as_bytes())?;
         Ok(true)
     }

@@ -84,6 +84,7 @@ impl Writer<'_> {
         let spare_tree = state.checkouts.remove(&spare_id);
         self.write_state(kind, &state)?;
         fsutil::sync_dir(&store.spare_dir())?;
+        crate::fault::point("latest.spare-dirty");
         match spare_tree {
             Some(tree) => apply_diff(store, &spare, Some(&tree), root)?,
             None => {
@@ -95,7 +96,10 @@ impl Writer<'_> {
         let spare_id = ident(&spare)?;
         state.checkouts.insert(spare_id, *root);
         self.write_state(kind, &state)?;
-        swap(&latest, &spare)
+        crate::fault::point("latest.applied");
+        swap(&latest, &spare)?;
+        crate::fault::point("latest.swapped");
+        Ok(())
     }
 
     /// Finishes a two-rename swap that a crash interrupted (file systems without

@@ -19,6 +19,7 @@ pub struct TestEnv {
 /// What one run of the binary did, with the temp root replaced by `[ROOT]`.
 #[derive(Debug)]
 pub struct Run {
+    /// The exit code, or minus the signal that killed it.
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
@@ -90,7 +91,11 @@ impl TestEnv {
         let clean =
             |b: &[u8]| String::from_utf8_lossy(b).replace(self.root.to_str().expect("utf-8 root"), "[ROOT]");
         Run {
-            code: out.status.code().expect("exited normally"),
+            // Killed by a signal: minus the signal number (SIGABRT is -6, SIGKILL -9).
+            code: out
+                .status
+                .code()
+                .unwrap_or_else(|| -std::os::unix::process::ExitStatusExt::signal(&out.status).unwrap_or(0)),
             stdout: clean(&out.stdout),
             stderr: clean(&out.stderr),
             raw_stdout: out.stdout,

@@ -1,0 +1,196 @@
+//! Real `kill -9` during long ingests, a full disk, and many writers with readers.
+
+mod common;
+
+use std::fs;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::TestEnv;
+
+fn fill(env: &TestEnv, round: usize, files: usize) {
+    for i in 0..files {
+        let body = format!("# File {i}\n\nround {round}\n{}\n", "lorem ipsum ".repeat(150));
+        common::write_file(&env.root.join(format!("big/d{}/f{i}.md", i % 40)), body.as_bytes());
+    }
+}
+
+fn verify_clean_but_latest(env: &TestEnv) -> Vec<String> {
+    let report = env.run(&["--json", "verify"]).json();
+    report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| format!("{}: {}", p["object"].as_str().unwrap(), p["message"].as_str().unwrap()))
+        .filter(|p| !p.starts_with("latest/"))
+        .collect()
+}
+
+#[test]
+fn kill_9_at_random_moments_during_a_long_ingest_loses_nothing() {
+    let env = TestEnv::new();
+    fill(&env, 0, 2000);
+    let big = env.root.join("big");
+    env.run(&["ingest", "rules/big/", big.to_str().unwrap()]).ok();
+    let first = env.run(&["cat", "rules/big/d3/f3.md@g1"]).ok().stdout;
+    // A deterministic sequence of delays spread over an ingest's duration.
+    let mut seed: u64 = 0x9e3779b97f4a7c15;
+    let (mut killed, mut recovered) = (0, 0);
+    for round in 1..=10 {
+        fill(&env, round, 2000);
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let delay = Duration::from_millis(20 + (seed >> 33) % 400);
+        let mut child = env
+            .command()
+            .args(["ingest", "rules/big/", big.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            killed += 1;
+        }
+        child.wait().unwrap();
+        assert_eq!(verify_clean_but_latest(&env), Vec::<String>::new(), "round {round}");
+        assert_eq!(env.run(&["cat", "rules/big/d3/f3.md@g1"]).ok().stdout, first, "round {round}: g1 intact");
+        env.run(&["ingest", "rules/big/", big.to_str().unwrap()]).ok();
+        env.run(&["verify"]).ok();
+        let now = env.run(&["cat", "rules/big/d3/f3.md"]).ok().stdout;
+        assert!(now.contains(&format!("round {round}\n")), "round {round}");
+        recovered += 1;
+    }
+    println!("kill -9: {killed} of 10 ingests killed mid-way, {recovered} recovered, 0 lost");
+    assert!(killed >= 5, "most rounds were killed mid-ingest ({killed})");
+}
+
+/// A small tmpfs the test mounts (root only); `None` with a notice where mounting is refused.
+struct SmallFs(std::path::PathBuf);
+
+impl SmallFs {
+    fn mount(at: &std::path::Path, size: &str) -> Option<SmallFs> {
+        fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            Some(SmallFs(at.to_path_buf()))
+        } else {
+            eprintln!("notice: skipping, cannot mount a tmpfs here (needs root)");
+            None
+        }
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_is_a_clear_error_and_loses_nothing() {
+    let env = TestEnv::new();
+    let Some(disk) = SmallFs::mount(&env.root.join("small"), "3m") else { return };
+    let store = disk.0.join("store");
+    let run = |args: &[&str]| env.run_cmd(env.command().arg("--store").arg(&store).args(args));
+    env.write("r/a.md", "# A\n");
+    let out = run(&["ingest", "rules/team/", env.project.join("r").to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // 4 MiB of incompressible bytes into a 3 MiB file system.
+    let mut x: u64 = 1;
+    let noise: Vec<u8> = (0..4 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    common::write_file(&env.root.join("huge.bin"), &noise);
+    let out = run(&["ingest", "docs/huge.bin", env.root.join("huge.bin").to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("No space left on device") && out.stderr.contains("the disk is full"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(run(&["verify"]).code, 0);
+    assert_eq!(run(&["cat", "rules/team/a.md"]).stdout, "# A\n");
+    assert_eq!(run(&["ls", "docs/"]).code, 2, "no docs generation was recorded");
+    // Space freed, the next ingest works (the stale temp file is cleared).
+    let out = run(&["ingest", "rules/team/b.md", env.project.join("r/a.md").to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(run(&["verify"]).code, 0);
+}
+
+#[test]
+fn many_writers_builders_and_readers_at_once() {
+    let env = TestEnv::new();
+    env.write("seed/a.md", "# seed\n");
+    env.run(&["ingest", "rules/seed/", env.project.join("seed").to_str().unwrap()]).ok();
+    for p in 0..2 {
+        common::write_file(
+            &env.project.join(format!("p{p}/memorix.toml")),
+            b"[mounts.all]\nselect = [\"rules/\"]\n",
+        );
+    }
+    let mut children = Vec::new();
+    for i in 0..8 {
+        let f = env.write(&format!("w/{i}.md"), &format!("# writer {i}\n"));
+        children.push(
+            env.command()
+                .args(["ingest", &format!("rules/w/{i}.md"), f.to_str().unwrap()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+    }
+    for p in 0..2 {
+        for _ in 0..2 {
+            children.push(
+                env.command()
+                    .args(["-C", &format!("p{p}"), "update"])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap(),
+            );
+        }
+    }
+    // Readers meanwhile: each must succeed.
+    for _ in 0..20 {
+        env.run(&["ls", "-r", "rules/"]).ok();
+        env.run(&["cat", "rules/seed/a.md"]).ok();
+    }
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let log = env.run(&["--json", "log", "rules"]).ok().json();
+    assert_eq!(log.as_array().unwrap().len(), 9, "every ingest is its own generation");
+    env.run(&["verify"]).ok();
+    for p in 0..2 {
+        env.run(&["-C", &format!("p{p}"), "update"]).ok();
+        env.run(&["-C", &format!("p{p}"), "verify", "--project"]).ok();
+    }
+
+    // Readers never wait for the writer lock: hold it and read.
+    let lock = fs::OpenOptions::new().write(true).open(env.store.join("lock")).unwrap();
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    let reader = env.command().args(["ls", "-r", "rules/"]).stdout(Stdio::null()).spawn().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = reader;
+        tx.send(reader.wait().unwrap().success()).unwrap();
+    });
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(30)),
+        Ok(true),
+        "a reader finished while a writer held the lock"
+    );
+    drop(lock);
+}
