@@ -98,6 +98,7 @@ pub(crate) fn ingest_with(
     let old_root = parent.as_ref().map(|g| g.generation.root);
     let mut editor = TreeEditor::new(store, old_root.as_ref())?;
 
+    let mut stat_cache = None;
     let (files, dir) = match layout {
         Layout::Stdin => {
             let id = writer.put_blob_reader(&mut io::stdin().lock(), Path::new("<stdin>"))?;
@@ -111,14 +112,22 @@ pub(crate) fn ingest_with(
         }
         Layout::Tree { files, replaces } => {
             let bar = progress.bar(files.len() as u64, "hashing");
+            let cache = store.stat_cache(&dest.place());
             let ids: Vec<Id> = files
                 .par_iter()
                 .map(|(_, abs)| {
-                    let id = writer.put_blob_file(abs);
+                    let meta = std::fs::metadata(abs).map_err(Error::io("stat", abs))?;
+                    // An unchanged file (by the stat cache) is not read again.
+                    let id = match cache.lookup(store, abs, &meta) {
+                        Some(id) => id,
+                        None => writer.put_blob_file(abs)?,
+                    };
+                    cache.record(abs, &meta, id);
                     bar.inc(1);
-                    id
+                    Ok(id)
                 })
                 .collect::<Result<_>>()?;
+            stat_cache = Some(cache);
             bar.finish_and_clear();
             crate::fault::point("ingest.blobs");
             let mut dir = Dir::default();
@@ -200,6 +209,9 @@ pub(crate) fn ingest_with(
 
     crate::fault::point("ingest.trees");
     let changes = diff_trees(store, old_root.as_ref(), Some(&new_root), &StorePath::root())?;
+    if let Some(cache) = stat_cache {
+        cache.save(writer)?;
+    }
     let dest = dest.place();
     if changes.is_empty() && tags.is_empty() {
         let tip = parent.map(|g| GenSummary::new(&g.id, &g.generation));

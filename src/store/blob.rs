@@ -1,8 +1,7 @@
 //! Blobs: immutable file contents at `blobs/<aa>/<hex>`, mode 0444.
 
-use std::fs::{self, File, Permissions};
+use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -69,34 +68,45 @@ impl Writer<'_> {
 
     /// Streams `reader` into a blob; `what` names the source in errors.
     pub fn put_blob_reader(&self, reader: &mut dyn Read, what: &Path) -> Result<Id> {
-        let tmp_dir = self.store.tmp_dir();
-        let mut tmp = tempfile::NamedTempFile::new_in(&tmp_dir)
-            .map_err(Error::io("create a temp file in", &tmp_dir))?;
-        let mut hasher = Sha256::new();
-        let mut buf = vec![0u8; STREAM_BUFFER];
-        let mut total = 0u64;
-        loop {
-            let n = match reader.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Error::io("read", what)(e)),
-            };
-            hasher.update(&buf[..n]);
-            tmp.write_all(&buf[..n]).map_err(Error::io("write", tmp.path()))?;
-            total += n as u64;
-        }
-        let id = Id::from_bytes(hasher.finalize().into());
+        let tmp = super::fsutil::temp_path(&self.store.tmp_dir(), what);
+        let mut out = super::fsutil::create_with_mode(&tmp, 0o444).map_err(Error::io("create", &tmp))?;
+        let streamed = stream(reader, &mut out, what, &tmp);
+        drop(out);
+        let (id, total) = match streamed {
+            Ok(done) => done,
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
+        };
         let dest = self.store.blob_path(&id);
         if fs::symlink_metadata(&dest).is_ok() {
+            let _ = fs::remove_file(&tmp);
             return Ok(id);
         }
-        fs::set_permissions(tmp.path(), Permissions::from_mode(0o444))
-            .map_err(Error::io("set permissions of", tmp.path()))?;
-        tmp.persist(&dest).map_err(|e| Error::io("rename into place", &dest)(e.error))?;
+        fs::rename(&tmp, &dest).map_err(Error::io("rename into place", &dest))?;
         self.count_blob(total);
         Ok(id)
     }
+}
+
+/// Copies `reader` to `out`, hashing on the way; returns the id and the byte count.
+fn stream(reader: &mut dyn Read, out: &mut File, what: &Path, tmp: &Path) -> Result<(Id, u64)> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; STREAM_BUFFER];
+    let mut total = 0u64;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io("read", what)(e)),
+        };
+        hasher.update(&buf[..n]);
+        out.write_all(&buf[..n]).map_err(Error::io("write", tmp))?;
+        total += n as u64;
+    }
+    Ok((Id::from_bytes(hasher.finalize().into()), total))
 }
 
 /// Hashes a file by streaming it (used by `verify`).

@@ -3,7 +3,8 @@
 use std::fs::{self, File, Permissions};
 use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::diagnostics::{Error, Result};
 
@@ -23,13 +24,32 @@ pub fn write_atomic(tmp_dir: &Path, dest: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 pub fn write_atomic_mode(tmp_dir: &Path, dest: &Path, bytes: &[u8], mode: u32) -> Result<()> {
-    let mut tmp =
-        tempfile::NamedTempFile::new_in(tmp_dir).map_err(Error::io("create a temp file in", tmp_dir))?;
-    tmp.write_all(bytes).map_err(Error::io("write", tmp.path()))?;
-    fs::set_permissions(tmp.path(), Permissions::from_mode(mode))
-        .map_err(Error::io("set permissions of", tmp.path()))?;
-    tmp.persist(dest).map_err(|e| Error::io("rename into place", dest)(e.error))?;
-    Ok(())
+    let tmp = temp_path(tmp_dir, dest);
+    let written = create_with_mode(&tmp, mode).and_then(|mut f| f.write_all(bytes));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(Error::io("write", &tmp)(e));
+    }
+    fs::rename(&tmp, dest).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        Error::io("rename into place", dest)(e)
+    })
+}
+
+/// A fresh temp file name in `tmp_dir` for something that will become `dest`. Unique within
+/// this process; writers of one store never run at once (the store lock), and `tmp/` is
+/// cleared when the lock is taken.
+pub fn temp_path(tmp_dir: &Path, dest: &Path) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    tmp_dir.join(format!(".{name}.{}.{n}", std::process::id()))
+}
+
+/// Creates a new file with `mode` set at creation (no separate chmod).
+pub fn create_with_mode(path: &Path, mode: u32) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(path)
 }
 
 /// fsyncs a directory so renames inside it are durable.

@@ -11,6 +11,7 @@ pub mod generation;
 pub mod id;
 pub mod locate;
 pub mod lock;
+pub mod statcache;
 pub mod tree;
 pub mod versions;
 
