@@ -15,6 +15,7 @@ mod ls;
 mod manpages;
 mod profile;
 mod quest;
+mod remote;
 mod render;
 mod rm;
 mod show;
@@ -104,6 +105,9 @@ enum Command {
     Show(show::Args),
     Verify(verify::Args),
     Versions(versions::Args),
+    Remote(remote::Args),
+    Push(remote::PushArgs),
+    Pull(remote::PullArgs),
     Skill(skill::Args),
     Completions(completions::Args),
     Manpages(manpages::Args),
@@ -183,6 +187,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Show(a) => show::run(&ctx, a),
         Command::Verify(a) => verify::run(&ctx, a),
         Command::Versions(a) => versions::run(&ctx, a),
+        Command::Remote(a) => remote::run(&ctx, a),
+        Command::Push(a) => remote::push(&ctx, a),
+        Command::Pull(a) => remote::pull(&ctx, a),
         Command::Skill(a) => skill::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
         Command::Manpages(a) => manpages::run(&ctx, a),

@@ -119,6 +119,54 @@ impl Quest {
     pub fn is_stale(&self) -> bool {
         self.projects.iter().any(|p| p.stale)
     }
+
+    /// The quest file's text: a comment line, then TOML.
+    pub fn to_text(&self) -> String {
+        let text = toml::to_string(self).expect("a quest serializes");
+        let kind = self.kind.as_str();
+        format!("# memorix quest ({kind}): why this view exists and whether it is fresh.\n{text}")
+    }
+
+    /// Parses a quest file's text and checks it is the quest `id` names: its id field, and
+    /// the hash of its selection (so a quest from a remote cannot pose as another).
+    pub fn from_text(text: &str, id: &Id) -> std::result::Result<Quest, String> {
+        let quest: Quest = toml::from_str(text).map_err(|e| e.message().to_string())?;
+        if quest.id != *id {
+            return Err("its id does not match its file name".into());
+        }
+        if quest_id(quest.kind, &quest.selection) != *id {
+            return Err("its selection does not hash to its id".into());
+        }
+        Ok(quest)
+    }
+
+    /// Unites another store's record of this quest with this one, so sharing a quest never
+    /// loses a project's use or a resolve: intents and project uses of both (a use both record
+    /// keeps the side with more resolves, this one on a tie), and the history of both in time
+    /// order without duplicates. True when this record changed.
+    pub fn merge(&mut self, other: &Quest) -> bool {
+        let before = self.clone();
+        for intent in &other.intents {
+            if !self.intents.contains(intent) {
+                self.intents.push(intent.clone());
+            }
+        }
+        for theirs in &other.projects {
+            match self.projects.iter_mut().find(|p| p.dir == theirs.dir && p.mount == theirs.mount) {
+                Some(ours) if ours.resolves < theirs.resolves => *ours = theirs.clone(),
+                Some(_) => {}
+                None => self.projects.push(theirs.clone()),
+            }
+        }
+        for r in &other.history {
+            if !self.history.contains(r) {
+                self.history.push(r.clone());
+            }
+        }
+        // Stable: resolves recorded at the same second keep their order.
+        self.history.sort_by(|a, b| a.time.cmp(&b.time));
+        *self != before
+    }
 }
 
 /// One resolve to record on a quest.
@@ -148,7 +196,7 @@ impl Store {
         self.root().join("quests")
     }
 
-    fn quest_path(&self, id: &Id) -> PathBuf {
+    pub(crate) fn quest_path(&self, id: &Id) -> PathBuf {
         self.quests_dir().join(format!("{}.toml", id.hex()))
     }
 
@@ -195,10 +243,8 @@ impl Store {
 }
 
 impl Writer<'_> {
-    fn write_quest(&self, quest: &Quest) -> Result<()> {
-        let text = toml::to_string(quest).expect("a quest serializes");
-        let kind = quest.kind.as_str();
-        let text = format!("# memorix quest ({kind}): why this view exists and whether it is fresh.\n{text}");
+    pub(crate) fn write_quest(&self, quest: &Quest) -> Result<()> {
+        let text = quest.to_text();
         fsutil::create_dir(&self.store.quests_dir())?;
         fsutil::write_atomic(&self.store.tmp_dir(), &self.store.quest_path(&quest.id), text.as_bytes())
     }
