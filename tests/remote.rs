@@ -244,7 +244,11 @@ fn s3_a_damaged_object_is_rejected_and_never_stored() {
     corrupt_on_moto(&moto, &key);
     copy_lock(&a, &b);
 
-    let built = moto.run(&b, &["build", "--locked"]).expect(1);
+    // MEMORIX_S3_ENDPOINT wins over AWS_ENDPOINT_URL (here a closed port).
+    let endpoint = format!("http://127.0.0.1:{}", moto.port);
+    let mut cmd = moto.command(&b);
+    cmd.env("AWS_ENDPOINT_URL", "http://127.0.0.1:9").env("MEMORIX_S3_ENDPOINT", &endpoint);
+    let built = b.run_cmd(cmd.args(["build", "--locked"])).expect(1);
     assert!(built.stderr.contains("memorix::remote::corrupt"), "{}", built.stderr);
     assert!(built.stderr.contains(&format!("damaged blob sha256:{hex}")), "{}", built.stderr);
     assert!(!b.store.join(&key).exists(), "the damaged blob entered the store");
@@ -391,6 +395,58 @@ fn file_remote_push_pull_quests_and_refs() {
     b.run(&["verify"]).ok();
 }
 
+/// A static file server (Python's http.server) over a directory, stopped when dropped.
+struct StaticServer(Child);
+
+impl Drop for StaticServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(dir: &Path) -> Option<(StaticServer, u16)> {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let args = ["-m", "http.server", &port.to_string(), "--bind", "127.0.0.1", "--directory"];
+    let child =
+        Command::new("python3").args(args).arg(dir).stdout(Stdio::null()).stderr(Stdio::null()).spawn();
+    let server = match child {
+        Ok(c) => StaticServer(c),
+        Err(e) if std::env::var_os("MEMORIX_REQUIRE_TOOLS").is_some_and(|v| v == "1") => {
+            panic!("cannot start python3 -m http.server ({e}) and MEMORIX_REQUIRE_TOOLS=1")
+        }
+        Err(e) => {
+            eprintln!("notice: skipping, python3 -m http.server cannot be started ({e})");
+            return None;
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "http.server did not start listening");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some((server, port))
+}
+
+#[test]
+fn an_http_substituter_serves_a_pushed_layout_read_only() {
+    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let remote = a.root.join("remote");
+    fill_store_a(&a, 3);
+    write_project(&a, &format!("file://{}", remote.display()));
+    a.run(&["build"]).ok();
+    let pushed = a.run(&["push", "--json"]).ok();
+    let Some((_server, port)) = serve(&remote) else { return };
+    let url = format!("http://127.0.0.1:{port}");
+    write_project(&b, &url);
+    copy_lock(&a, &b);
+    let built = b.run(&["build", "--locked", "--json"]).ok();
+    assert_eq!(built.json()["substituted"]["fetched"], pushed.json()["objects"]);
+    assert_b_matches_a(&a, &b, |args| b.run(args));
+    let ro = b.run(&["push"]).expect(2);
+    assert!(ro.stderr.contains("memorix::remote::read_only"), "{}", ro.stderr);
+}
+
 #[test]
 fn file_remote_damage_is_rejected_with_exit_1() {
     let (a, b) = (TestEnv::new(), TestEnv::new());
@@ -448,4 +504,28 @@ fn remotes_are_added_listed_and_removed() {
         env.run_cmd(env.command().env("XDG_CONFIG_HOME", &xdg).args(["remote", "add", "x", "file:///srv/m"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(xdg.join("memorix/remotes.toml").is_file());
+}
+
+/// A store filled by substitution is partial, but what it holds is checked in full.
+#[test]
+fn verify_checks_a_substituted_store_without_excusing_damage() {
+    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let url = format!("file://{}", a.root.join("remote").display());
+    fill_store_a(&a, 2);
+    write_project(&a, &url);
+    write_project(&b, &url);
+    a.run(&["build"]).ok();
+    a.run(&["push"]).ok();
+    copy_lock(&a, &b);
+    b.run(&["build", "--locked"]).ok();
+    b.run(&["verify"]).ok();
+    let (key, hex) = blob_key("# Page 0\n\nhttpx.\n");
+    fs::remove_file(b.store.join(&key)).unwrap();
+    let out = b.run(&["verify"]).expect(1);
+    assert!(out.stdout.contains(&format!("names missing blob sha256:{hex}")), "{}", out.stdout);
+    let generation = walk(&b.store.join("generations/docs")).into_iter().find(|p| p.is_file()).unwrap();
+    common::make_writable(&generation);
+    fs::write(&generation, b"{}").unwrap();
+    let out = b.run(&["verify"]).expect(1);
+    assert!(out.stdout.contains("not a generation object"), "{}", out.stdout);
 }

@@ -423,3 +423,64 @@ impl QuestKind {
 pub fn project_key(dir: &Path) -> String {
     dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).display().to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quest(projects: &[(&str, u64)], history: &[(&str, &str)]) -> Quest {
+        let selection = vec![Selection {
+            mount: String::new(),
+            select: vec!["rules/python/".into()],
+            include: vec![],
+            exclude: vec![],
+            match_policy: None,
+            library: None,
+            version: None,
+        }];
+        Quest {
+            id: quest_id(QuestKind::Derivation, &selection),
+            kind: QuestKind::Derivation,
+            intents: vec![format!("from {}", projects[0].0)],
+            selection,
+            projects: projects
+                .iter()
+                .map(|(dir, resolves)| ProjectUse {
+                    dir: dir.to_string(),
+                    mount: "python".into(),
+                    current: Id::of_bytes(dir.as_bytes()),
+                    resolves: *resolves,
+                    reads: 0,
+                    stale: false,
+                    stale_reasons: vec![],
+                })
+                .collect(),
+            history: history
+                .iter()
+                .map(|(p, t)| Resolve {
+                    id: Id::of_bytes(p.as_bytes()),
+                    project: p.to_string(),
+                    time: t.to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn merging_two_stores_records_keeps_everything_once() {
+        let mut ours =
+            quest(&[("/a", 1), ("/shared", 1)], &[("/a", "2026-01-02"), ("/shared", "2026-01-01")]);
+        let theirs = quest(&[("/b", 2), ("/shared", 3)], &[("/b", "2026-01-03"), ("/shared", "2026-01-01")]);
+        assert!(ours.merge(&theirs));
+        let dirs: Vec<(&str, u64)> = ours.projects.iter().map(|p| (p.dir.as_str(), p.resolves)).collect();
+        assert_eq!(dirs, [("/a", 1), ("/shared", 3), ("/b", 2)]);
+        let times: Vec<&str> = ours.history.iter().map(|r| r.time.as_str()).collect();
+        assert_eq!(times, ["2026-01-01", "2026-01-02", "2026-01-03"]);
+        assert_eq!(ours.intents, ["from /a", "from /b"]);
+        assert!(!ours.clone().merge(&theirs), "merging again changes nothing");
+        assert_eq!(Quest::from_text(&ours.to_text(), &ours.id).unwrap(), ours);
+        let mut forged = ours.clone();
+        forged.selection[0].select.push("rules/other/".into());
+        assert!(Quest::from_text(&forged.to_text(), &ours.id).unwrap_err().contains("selection"));
+    }
+}

@@ -289,3 +289,35 @@ async fn get(store: Arc<dyn ObjectStore>, path: ObjectPath) -> object_store::Res
         Err(e) => Err(e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_to_one_normal_form() {
+        let s3 = RemoteUrl::parse("s3://team/store//ci/").unwrap();
+        assert_eq!(s3, RemoteUrl::S3 { bucket: "team".into(), prefix: "store/ci".into() });
+        assert_eq!(s3.to_string(), "s3://team/store/ci");
+        assert_eq!(RemoteUrl::parse("s3://team").unwrap().to_string(), "s3://team");
+        assert_eq!(RemoteUrl::parse("file:///mnt/memory/").unwrap().to_string(), "file:///mnt/memory");
+        let http = RemoteUrl::parse("https://cache.example.com/memorix/").unwrap();
+        assert_eq!(http.to_string(), "https://cache.example.com/memorix");
+        assert!(!http.writable() && s3.writable());
+    }
+
+    #[test]
+    fn bad_urls_say_why() {
+        for (url, why) in [
+            ("bucket/prefix", "no scheme"),
+            ("s3:///prefix", "no bucket"),
+            ("file://relative/dir", "absolute path"),
+            ("file:///a/../b", "`..`"),
+            ("https:///path", "no host"),
+            ("ftp://host/x", "ftp:// is not supported"),
+        ] {
+            let err = RemoteUrl::parse(url).unwrap_err();
+            assert!(err.contains(why), "{url}: {err}");
+        }
+    }
+}

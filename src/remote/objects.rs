@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Error, Result};
-use crate::locator::Kind;
+use crate::locator::{Kind, Locator};
 use crate::lock::Lockfile;
 use crate::manifest::Manifest;
 use crate::quest::{QuestKind, Selection, quest_id};
@@ -62,6 +62,16 @@ impl Object {
         }
     }
 
+    pub fn what(&self) -> &'static str {
+        match self {
+            Object::Blob(_) => "blob",
+            Object::Tree(_) => "tree",
+            Object::Generation(..) => "generation",
+            Object::Derivation(_) => "derivation",
+            Object::Environment(_) => "environment",
+        }
+    }
+
     pub fn local_path(&self, store: &Store) -> PathBuf {
         store.root().join(self.key())
     }
@@ -106,14 +116,7 @@ impl Object {
 
 impl fmt::Display for Object {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self {
-            Object::Blob(_) => "blob",
-            Object::Tree(_) => "tree",
-            Object::Generation(..) => "generation",
-            Object::Derivation(_) => "derivation",
-            Object::Environment(_) => "environment",
-        };
-        write!(f, "{what} {}", self.id())
+        write!(f, "{} {}", self.what(), self.id())
     }
 }
 
@@ -145,10 +148,8 @@ pub fn lock_roots(lock: &Lockfile) -> Vec<Object> {
                 EntryKind::Blob => Object::Blob(loc.id),
                 EntryKind::Tree => Object::Tree(loc.id),
             });
-            if let (Some(g), Some(kind)) =
-                (loc.generation, loc.locator.split('/').next().and_then(Kind::parse))
-            {
-                roots.push(Object::Generation(kind, g));
+            if let (Some(g), Ok(parsed)) = (loc.generation, Locator::parse(&loc.locator)) {
+                roots.push(Object::Generation(parsed.kind, g));
             }
         }
     }

@@ -131,14 +131,7 @@ pub fn push(
 fn read_checked(store: &Store, obj: &Object) -> Result<Vec<u8>> {
     let path = obj.local_path(store);
     let bytes = fs::read(&path).map_err(Error::io("read", &path))?;
-    let what = match obj {
-        Object::Blob(_) => "blob",
-        Object::Tree(_) => "tree",
-        Object::Generation(..) => "generation",
-        Object::Derivation(_) => "derivation",
-        Object::Environment(_) => "environment",
-    };
-    obj.check(&bytes).map_err(|reason| Error::corrupt(what, &path, reason))?;
+    obj.check(&bytes).map_err(|reason| Error::corrupt(obj.what(), &path, reason))?;
     Ok(bytes)
 }
 
