@@ -21,7 +21,7 @@ pub struct Args {
 
     /// Never fetch what the store lacks from the substituters (--locked is the only build that
     /// fetches); a missing object is then reported
-    #[arg(long, env = "MEMORIX_OFFLINE")]
+    #[arg(long, env = "MEMORIX_OFFLINE", value_parser = clap::builder::BoolishValueParser::new())]
     offline: bool,
 }
 
