@@ -1,7 +1,8 @@
 //! Every error memorix reports: one enum, each variant with an error code and a `help:`.
 //!
-//! Errors always exit 2 (bad input, usage, a locator that resolves to nothing, I/O). Checks
-//! that find problems (`verify`) are not errors: they report and exit 1.
+//! Errors exit 2 (bad input, usage, a locator that resolves to nothing, I/O), except a fetched
+//! object whose hash does not match (1). Checks that find problems (`verify`) are not errors:
+//! they report and exit 1.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -222,6 +223,74 @@ pub enum Error {
     )]
     Cycle { cycle: String },
 
+    #[error("{url:?} is not a remote store URL: {reason}")]
+    #[diagnostic(
+        code(memorix::remote::bad_url),
+        help("remotes are s3://BUCKET[/PREFIX], file:///ABSOLUTE/DIR or http(s)://HOST[/PATH] (read-only)")
+    )]
+    RemoteUrl { url: String, reason: String },
+
+    #[error("no remote named `{name}`")]
+    #[diagnostic(code(memorix::remote::unknown), help("{}", remote_choices(known)))]
+    UnknownRemote { name: String, known: Vec<String> },
+
+    #[error("a remote named `{name}` already exists ({url})")]
+    #[diagnostic(
+        code(memorix::remote::exists),
+        help("`memorix remote remove {name}` first, or pick another name")
+    )]
+    RemoteExists { name: String, url: String },
+
+    #[error("{message}")]
+    #[diagnostic(code(memorix::remote::which), help("{}", remote_choices(known)))]
+    NoRemoteChosen { message: String, known: Vec<String> },
+
+    #[error("{url} is read-only: memorix cannot push over plain HTTP")]
+    #[diagnostic(
+        code(memorix::remote::read_only),
+        help("push to the s3:// or file:// store behind it; http(s):// remotes only serve substitutions")
+    )]
+    RemoteReadOnly { url: String },
+
+    #[error("remote {remote}: could not {action} {key}: {message}")]
+    #[diagnostic(
+        code(memorix::remote::unreachable),
+        help(
+            "check the URL, the network and the AWS_* credentials (MEMORIX_S3_ENDPOINT or AWS_ENDPOINT_URL for a local server); nothing half-transferred was kept, so run the command again"
+        )
+    )]
+    RemoteFailed { remote: String, action: &'static str, key: String, message: String },
+
+    #[error("remote {remote} served a damaged {object}: {reason}")]
+    #[diagnostic(
+        code(memorix::remote::corrupt),
+        help(
+            "the object was rejected and did not enter the store; repair the remote (`memorix push --all` from a healthy store re-uploads nothing that exists, so delete the damaged object there first)"
+        )
+    )]
+    RemoteCorrupt { remote: String, object: String, reason: String },
+
+    #[error("cannot push: {object}, which {needed_by}, is not in the store")]
+    #[diagnostic(
+        code(memorix::remote::incomplete),
+        help("run `memorix build` (or `memorix pull`) so the store holds what the lock needs, then push")
+    )]
+    PushIncomplete { object: String, needed_by: String },
+
+    #[error("remote {remote} lacks {} objects memorix.lock needs, e.g. {}", missing.len(), missing[0])]
+    #[diagnostic(
+        code(memorix::remote::missing),
+        help("push them from a store that has them (`memorix push` in the project), then pull again")
+    )]
+    RemoteMissing { remote: String, missing: Vec<String> },
+
+    #[error("{}: {message}", path.display())]
+    #[diagnostic(
+        code(memorix::remote::config),
+        help("fix or delete the file; `memorix remote add` writes it")
+    )]
+    RemoteConfig { path: PathBuf, message: String },
+
     #[error("{message}")]
     #[diagnostic(code(memorix::usage))]
     Usage {
@@ -242,6 +311,14 @@ fn io_help(err: &io::Error) -> &'static str {
     }
 }
 
+fn remote_choices(known: &[String]) -> String {
+    if known.is_empty() {
+        "add one with `memorix remote add NAME URL`, or name a URL directly".to_string()
+    } else {
+        format!("the remotes are: {}; a URL works too", known.join(", "))
+    }
+}
+
 impl Error {
     /// An I/O failure while doing `action` to `path`.
     pub fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> Error + 'a {
@@ -256,8 +333,12 @@ impl Error {
         Error::CorruptObject { what, path: path.to_path_buf(), reason: reason.into() }
     }
 
-    /// Every error is exit code 2; a check that fails exits 1 without an error.
+    /// Exit code 2 for every error but a fetched object whose hash does not match (1, a check
+    /// that failed, DESIGN.md §6); other checks that fail exit 1 without an error.
     pub fn exit_code(&self) -> i32 {
-        2
+        match self {
+            Error::RemoteCorrupt { .. } => 1,
+            _ => 2,
+        }
     }
 }

@@ -15,6 +15,7 @@ pub mod ops;
 pub mod pins;
 pub mod profile;
 pub mod quest;
+pub mod remote;
 pub mod resolve;
 pub mod source;
 pub mod store;

@@ -332,8 +332,10 @@ fn bad_manifests_exit_2_with_file_and_line_and_touch_nothing() {
     assert!(err.contains("`memory = \"/etc/memory\"` is absolute"), "{err}");
     let err = bad_manifest("[pins]\nfiles = [\"Cargo.lock\"]\n", 2);
     assert!(err.contains("pin file \"Cargo.lock\" does not exist"), "{err}");
-    let err = bad_manifest("[store]\nremote = \"s3://bucket\"\n", 1);
-    assert!(err.contains("[store] is not supported yet"), "{err}");
+    let err = bad_manifest("[store]\nremote = \"s3://bucket\"\n", 2);
+    assert!(err.contains("unknown key `remote`") && err.contains("substituters"), "{err}");
+    let err = bad_manifest("[store]\nsubstituters = [\"ftp://host/x\"]\n", 2);
+    assert!(err.contains("substituter \"ftp://host/x\" is not a remote store URL"), "{err}");
     let err = bad_manifest("[artifacts.summary]\ncommand = []\n", 2);
     assert!(err.contains("artifact `summary` has an empty command"), "{err}");
     let err = bad_manifest("[mount.python]\nselect = []\n", 1);

@@ -18,11 +18,16 @@ pub struct Args {
     /// Materialise exactly memorix.lock; exit 1 without changing anything when it is stale
     #[arg(long)]
     locked: bool,
+
+    /// Never fetch what the store lacks from the substituters (--locked is the only build that
+    /// fetches); a missing object is then reported
+    #[arg(long, env = "MEMORIX_OFFLINE", value_parser = clap::builder::BoolishValueParser::new())]
+    offline: bool,
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let req = BuildRequest { locked: args.locked, refresh: Refresh::Nothing };
+    let req = BuildRequest { locked: args.locked, refresh: Refresh::Nothing, offline: args.offline };
     let outcome = build(&cwd, &ctx.store, &req, &ctx.progress)?;
     report(ctx, &outcome)
 }

@@ -16,6 +16,7 @@ mod ls;
 mod manpages;
 mod profile;
 mod quest;
+mod remote;
 mod render;
 mod rm;
 mod show;
@@ -107,6 +108,9 @@ enum Command {
     Gc(gc::GcArgs),
     Purge(gc::PurgeArgs),
     Versions(versions::Args),
+    Remote(remote::Args),
+    Push(remote::PushArgs),
+    Pull(remote::PullArgs),
     Skill(skill::Args),
     Completions(completions::Args),
     Manpages(manpages::Args),
@@ -188,6 +192,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Gc(a) => gc::run_gc(&ctx, a),
         Command::Purge(a) => gc::run_purge(&ctx, a),
         Command::Versions(a) => versions::run(&ctx, a),
+        Command::Remote(a) => remote::run(&ctx, a),
+        Command::Push(a) => remote::push(&ctx, a),
+        Command::Pull(a) => remote::pull(&ctx, a),
         Command::Skill(a) => skill::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
         Command::Manpages(a) => manpages::run(&ctx, a),

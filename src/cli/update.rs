@@ -39,6 +39,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         return Ok(0);
     }
     let refresh = if names.is_empty() { Refresh::All } else { Refresh::Mounts(names) };
-    let outcome = build(&cwd, &ctx.store, &BuildRequest { locked: false, refresh }, &ctx.progress)?;
+    let outcome =
+        build(&cwd, &ctx.store, &BuildRequest { locked: false, refresh, offline: false }, &ctx.progress)?;
     report(ctx, &outcome)
 }

@@ -34,6 +34,8 @@ pub struct Manifest {
     pub overrides: Vec<OverrideDecl>,
     pub pins: PinsDecl,
     pub artifacts: Vec<ArtifactDecl>,
+    /// `[store] substituters`, in order.
+    pub substituters: Vec<crate::remote::RemoteUrl>,
 }
 
 /// An `[artifacts]` hook: a command run once per derivation id.
@@ -248,18 +250,6 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     let spans = Spans { doc };
     let raw: RawManifest = toml::from_str(text).map_err(|e| serde_error(&ctx, &e))?;
 
-    let unsupported = |path: &[&str], what: &str| {
-        ctx.err(
-            spans.key(path),
-            "memorix::manifest::unsupported",
-            format!("{what} is not supported yet"),
-            "not supported yet",
-            Some(
-                "this memorix does not implement it; remove it for now rather than have it silently ignored"
-                    .into(),
-            ),
-        )
-    };
     let pins = raw.pins.unwrap_or_default();
     for (i, file) in pins.files.iter().enumerate() {
         let path = project_path(file).ok().filter(|p| !p.is_root()).ok_or_else(|| {
@@ -304,8 +294,18 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
         }
         artifacts.push(ArtifactDecl { name: name.clone(), command: a.command.clone() });
     }
-    if raw.store.is_some() {
-        return Err(unsupported(&["store"], "[store]"));
+    let mut substituters = Vec::new();
+    for (i, url) in raw.store.map(|s| s.substituters).unwrap_or_default().iter().enumerate() {
+        let parsed = crate::remote::RemoteUrl::parse(url).map_err(|why| {
+            ctx.err(
+                spans.element(&["store", "substituters"], i),
+                "memorix::manifest::bad_substituter",
+                format!("substituter {url:?} is not a remote store URL: {why}"),
+                "here",
+                Some("use s3://BUCKET/PREFIX, file:///ABSOLUTE/DIR or https://HOST/PATH".into()),
+            )
+        })?;
+        substituters.push(parsed);
     }
 
     let project = raw.project;
@@ -519,6 +519,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
         sources,
         mounts,
         overrides,
+        substituters,
     })
 }
 

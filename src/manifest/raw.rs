@@ -27,9 +27,17 @@ pub struct RawManifest {
     /// `.memory/INDEX.md`: name = { command = ["prog", "arg", ...] }.
     #[serde(default)]
     pub artifacts: BTreeMap<String, RawArtifact>,
-    /// Store settings (not supported yet).
-    #[schemars(with = "Option<BTreeMap<String, serde_json::Value>>")]
-    pub store: Option<toml::Table>,
+    /// Store settings: where missing objects come from.
+    pub store: Option<RawStore>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawStore {
+    /// Remote stores that `memorix build --locked` fetches missing objects from, tried in
+    /// order: "s3://BUCKET/PREFIX", "file:///DIR", "https://HOST/PATH" (read-only).
+    #[serde(default)]
+    pub substituters: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]

@@ -11,6 +11,7 @@ use crate::deliver::{self, ActivationRecord, Delivery};
 use crate::diagnostics::{Error, Result};
 use crate::profile::Profile;
 use crate::quest::{self, QuestKind, ResolveRecord, Selection};
+use crate::remote::transfer::FetchReport;
 use crate::resolve::{self, CheckReport, Refresh};
 use crate::store::generation::now_rfc3339;
 use crate::store::{Id, Store};
@@ -21,6 +22,8 @@ pub struct BuildRequest {
     pub locked: bool,
     /// Mounts to resolve again to the Store's current state (`memorix update`).
     pub refresh: Refresh,
+    /// `--locked` only: never fetch what the store lacks from the substituters.
+    pub offline: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -68,6 +71,9 @@ pub struct BuildOutcome {
     pub refused: Option<CheckReport>,
     /// `[artifacts]` hooks that failed (they run again on the next build).
     pub artifact_failures: Vec<HookFailure>,
+    /// `--locked`: what was fetched from the substituters.
+    #[serde(skip_serializing_if = "FetchReport::is_empty")]
+    pub substituted: FetchReport,
 }
 
 pub fn build(
@@ -96,9 +102,12 @@ pub fn build(
     let store = Store::open_or_create(store_root)?;
     let writer = store.writer()?;
     super::heal_latest(&writer)?;
+    let mut substituted = FetchReport::default();
     let (resolution, lock_written, resolved) = if req.locked {
-        let (report, resolution) = super::lock::check_project(&project, store_root)?;
+        substituted = super::remote::substitute(&project, &writer, req.offline, progress)?;
+        let (mut report, resolution) = super::lock::check_project(&project, store_root)?;
         let Some(resolution) = resolution.filter(|_| report.ok) else {
+            report.problems.extend(substituted.notes());
             return Ok(BuildOutcome {
                 lock_written: false,
                 resolved: Vec::new(),
@@ -109,6 +118,7 @@ pub fn build(
                 generation: None,
                 refused: Some(report),
                 artifact_failures: Vec::new(),
+                substituted,
             });
         };
         // The sources hash as the lock says; put their content in the Store.
@@ -206,6 +216,7 @@ pub fn build(
         activated,
         refused: None,
         artifact_failures,
+        substituted,
     })
 }
 

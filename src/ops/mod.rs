@@ -16,6 +16,7 @@ pub mod ls;
 pub mod profile;
 pub mod project;
 pub mod quest;
+pub mod remote;
 pub mod rm;
 pub mod show;
 pub mod status;

@@ -1,5 +1,8 @@
 //! `memorix verify`: rehash every blob, check every tree, generation and ref, and that each
-//! `latest/<kind>` matches its ref. Problems are reported, one line each, never repaired.
+//! `latest/<kind>` matches its ref. Problems are reported, one line each, never repaired. A
+//! store filled by substitution is partial: every object present is checked, and so is the
+//! closure of every tree, derivation and environment, but a fetched generation need not bring
+//! its root tree or parent.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
@@ -303,13 +306,18 @@ impl Verifier<'_> {
                     Err(m) => self.problem(format!("generation {id}"), m),
                 }
             }
+            // This store's own generations (its seq index and ref name them) must be complete;
+            // one fetched by substitution may lack its root tree and parent (DESIGN.md §11),
+            // and what of it is present is checked all the same.
+            let own = self.own_generations(kind)?;
             let mut found = Vec::new();
             for (id, g) in &gens {
-                if !self.trees.contains_key(&g.root) {
+                let own = own.contains(id);
+                if own && !self.trees.contains_key(&g.root) {
                     found.push((*id, format!("root tree {} is missing or damaged", g.root)));
                 }
                 match g.parent.as_ref().map(|p| (p, gens.get(p))) {
-                    Some((p, None)) => {
+                    Some((p, None)) if own => {
                         found.push((*id, format!("parent generation {p} is missing or damaged")))
                     }
                     Some((_, Some(parent))) if parent.seq + 1 != g.seq => {
@@ -358,6 +366,13 @@ impl Verifier<'_> {
             }
         }
         Ok(tips)
+    }
+
+    /// The generations of `kind` this store's seq index or ref names.
+    fn own_generations(&self, kind: Kind) -> Result<BTreeSet<Id>> {
+        let mut paths = read_dir_sorted(&self.store.generations_dir(kind).join("index"))?;
+        paths.push(self.store.ref_path(kind));
+        Ok(paths.iter().filter_map(|p| fs::read_to_string(p).ok()?.trim_end().parse::<Id>().ok()).collect())
     }
 
     fn latest(&mut self, tips: &BTreeMap<Kind, (u64, Id)>) -> Result<()> {

@@ -119,6 +119,54 @@ impl Quest {
     pub fn is_stale(&self) -> bool {
         self.projects.iter().any(|p| p.stale)
     }
+
+    /// The quest file's text: a comment line, then TOML.
+    pub fn to_text(&self) -> String {
+        let text = toml::to_string(self).expect("a quest serializes");
+        let kind = self.kind.as_str();
+        format!("# memorix quest ({kind}): why this view exists and whether it is fresh.\n{text}")
+    }
+
+    /// Parses a quest file's text and checks it is the quest `id` names: its id field, and
+    /// the hash of its selection (so a quest from a remote cannot pose as another).
+    pub fn from_text(text: &str, id: &Id) -> std::result::Result<Quest, String> {
+        let quest: Quest = toml::from_str(text).map_err(|e| e.message().to_string())?;
+        if quest.id != *id {
+            return Err("its id does not match its file name".into());
+        }
+        if quest_id(quest.kind, &quest.selection) != *id {
+            return Err("its selection does not hash to its id".into());
+        }
+        Ok(quest)
+    }
+
+    /// Unites another store's record of this quest with this one, so sharing a quest never
+    /// loses a project's use or a resolve: intents and project uses of both (a use both record
+    /// keeps the side with more resolves, this one on a tie), and the history of both in time
+    /// order without duplicates. True when this record changed.
+    pub fn merge(&mut self, other: &Quest) -> bool {
+        let before = self.clone();
+        for intent in &other.intents {
+            if !self.intents.contains(intent) {
+                self.intents.push(intent.clone());
+            }
+        }
+        for theirs in &other.projects {
+            match self.projects.iter_mut().find(|p| p.dir == theirs.dir && p.mount == theirs.mount) {
+                Some(ours) if ours.resolves < theirs.resolves => *ours = theirs.clone(),
+                Some(_) => {}
+                None => self.projects.push(theirs.clone()),
+            }
+        }
+        for r in &other.history {
+            if !self.history.contains(r) {
+                self.history.push(r.clone());
+            }
+        }
+        // Stable: resolves recorded at the same second keep their order.
+        self.history.sort_by(|a, b| a.time.cmp(&b.time));
+        *self != before
+    }
 }
 
 /// One resolve to record on a quest.
@@ -148,7 +196,7 @@ impl Store {
         self.root().join("quests")
     }
 
-    fn quest_path(&self, id: &Id) -> PathBuf {
+    pub(crate) fn quest_path(&self, id: &Id) -> PathBuf {
         self.quests_dir().join(format!("{}.toml", id.hex()))
     }
 
@@ -195,10 +243,8 @@ impl Store {
 }
 
 impl Writer<'_> {
-    fn write_quest(&self, quest: &Quest) -> Result<()> {
-        let text = toml::to_string(quest).expect("a quest serializes");
-        let kind = quest.kind.as_str();
-        let text = format!("# memorix quest ({kind}): why this view exists and whether it is fresh.\n{text}");
+    pub(crate) fn write_quest(&self, quest: &Quest) -> Result<()> {
+        let text = quest.to_text();
         fsutil::create_dir(&self.store.quests_dir())?;
         fsutil::write_atomic(&self.store.tmp_dir(), &self.store.quest_path(&quest.id), text.as_bytes())
     }
@@ -376,4 +422,65 @@ impl QuestKind {
 /// A project's directory as quests name it.
 pub fn project_key(dir: &Path) -> String {
     dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quest(projects: &[(&str, u64)], history: &[(&str, &str)]) -> Quest {
+        let selection = vec![Selection {
+            mount: String::new(),
+            select: vec!["rules/python/".into()],
+            include: vec![],
+            exclude: vec![],
+            match_policy: None,
+            library: None,
+            version: None,
+        }];
+        Quest {
+            id: quest_id(QuestKind::Derivation, &selection),
+            kind: QuestKind::Derivation,
+            intents: vec![format!("from {}", projects[0].0)],
+            selection,
+            projects: projects
+                .iter()
+                .map(|(dir, resolves)| ProjectUse {
+                    dir: dir.to_string(),
+                    mount: "python".into(),
+                    current: Id::of_bytes(dir.as_bytes()),
+                    resolves: *resolves,
+                    reads: 0,
+                    stale: false,
+                    stale_reasons: vec![],
+                })
+                .collect(),
+            history: history
+                .iter()
+                .map(|(p, t)| Resolve {
+                    id: Id::of_bytes(p.as_bytes()),
+                    project: p.to_string(),
+                    time: t.to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn merging_two_stores_records_keeps_everything_once() {
+        let mut ours =
+            quest(&[("/a", 1), ("/shared", 1)], &[("/a", "2026-01-02"), ("/shared", "2026-01-01")]);
+        let theirs = quest(&[("/b", 2), ("/shared", 3)], &[("/b", "2026-01-03"), ("/shared", "2026-01-01")]);
+        assert!(ours.merge(&theirs));
+        let dirs: Vec<(&str, u64)> = ours.projects.iter().map(|p| (p.dir.as_str(), p.resolves)).collect();
+        assert_eq!(dirs, [("/a", 1), ("/shared", 3), ("/b", 2)]);
+        let times: Vec<&str> = ours.history.iter().map(|r| r.time.as_str()).collect();
+        assert_eq!(times, ["2026-01-01", "2026-01-02", "2026-01-03"]);
+        assert_eq!(ours.intents, ["from /a", "from /b"]);
+        assert!(!ours.clone().merge(&theirs), "merging again changes nothing");
+        assert_eq!(Quest::from_text(&ours.to_text(), &ours.id).unwrap(), ours);
+        let mut forged = ours.clone();
+        forged.selection[0].select.push("rules/other/".into());
+        assert!(Quest::from_text(&forged.to_text(), &ours.id).unwrap_err().contains("selection"));
+    }
 }

@@ -210,6 +210,14 @@ impl Writer<'_> {
         Ok(id)
     }
 
+    /// Writes a generation fetched from another store, without a seq index entry: its seq
+    /// numbers that store's history, not this one's (so `@gN` here never names it).
+    pub fn put_substituted_generation(&self, id: &Id, generation: &Generation) -> Result<()> {
+        let path = self.store.generation_path(generation.kind, id);
+        super::fsutil::create_dir(path.parent().expect("generations live in a directory"))?;
+        super::fsutil::write_atomic_mode(&self.store.tmp_dir(), &path, &canonical::encode(generation), 0o444)
+    }
+
     /// Moves `refs/<kind>/latest` to `id`: call after [`Writer::sync`] so the ref never names
     /// an object that is not durable.
     pub fn set_ref(&self, kind: Kind, id: &Id) -> Result<()> {

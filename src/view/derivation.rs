@@ -188,20 +188,29 @@ impl Store {
         let path = self.derivation_dir(id).join("derivation.json");
         let bytes =
             fsutil::read_object(&path).map_err(|e| fsutil::object_error("derivation", id, &path, e))?;
-        let record: DerivationRecord =
-            serde_json::from_slice(&bytes).map_err(|e| Error::corrupt("derivation", &path, e.to_string()))?;
+        DerivationRecord::decode(&bytes, id).map_err(|reason| Error::corrupt("derivation", &path, reason))
+    }
+}
+
+impl DerivationRecord {
+    /// Decodes a derivation record and checks that its entries are valid and hash to `id`
+    /// (the one check for records read from the store and fetched from a remote).
+    pub fn decode(bytes: &[u8], id: &Id) -> std::result::Result<DerivationRecord, String> {
+        let record: DerivationRecord = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
         for (p, hex) in &record.entries {
-            StorePath::new(p).map_err(|why| {
-                Error::corrupt("derivation", &path, format!("entry {p:?}: {}", why.describe()))
-            })?;
-            Id::from_hex(hex)
-                .ok_or_else(|| Error::corrupt("derivation", &path, format!("entry {p:?}: bad id")))?;
+            StorePath::new(p).map_err(|why| format!("entry {p:?}: {}", why.describe()))?;
+            Id::from_hex(hex).ok_or_else(|| format!("entry {p:?}: bad id"))?;
         }
         let entries = record.entries.iter().map(|(p, h)| (p.as_str(), h.clone())).collect();
         if canonical::object_id("derivation", &canonical::encode(&Hashed { entries })) != *id {
-            return Err(Error::corrupt("derivation", &path, "entries do not hash to its id"));
+            return Err("entries do not hash to its id".into());
         }
         Ok(record)
+    }
+
+    /// The blob of each entry, as (path, blob).
+    pub fn files(&self) -> Vec<(String, Id)> {
+        self.entries.iter().map(|(p, h)| (p.clone(), Id::from_hex(h).expect("checked on decode"))).collect()
     }
 }
 
@@ -218,5 +227,18 @@ impl Writer<'_> {
             self.stage_object_dir("drv", &id, "derivation.json", &canonical::encode(&plan.record()), &files)?;
         super::publish_dir(&staged, &dest)?;
         Ok((id, true))
+    }
+
+    /// Stores a derivation record fetched from a remote (already decoded and checked against
+    /// `id`), with its `tree/`; every blob it names must be in the store. True when new.
+    pub fn put_derivation_record(&self, id: &Id, record: &DerivationRecord) -> Result<bool> {
+        let dest = self.store.derivation_dir(id);
+        if dest.join("derivation.json").exists() {
+            return Ok(false);
+        }
+        let staged =
+            self.stage_object_dir("drv", id, "derivation.json", &canonical::encode(record), &record.files())?;
+        super::publish_dir(&staged, &dest)?;
+        Ok(true)
     }
 }

@@ -144,15 +144,20 @@ impl Store {
         let path = self.environment_dir(id).join("environment.json");
         let bytes =
             fsutil::read_object(&path).map_err(|e| fsutil::object_error("environment", id, &path, e))?;
-        let record: EnvironmentRecord = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::corrupt("environment", &path, e.to_string()))?;
+        EnvironmentRecord::decode(&bytes, id).map_err(|reason| Error::corrupt("environment", &path, reason))
+    }
+}
+
+impl EnvironmentRecord {
+    /// Decodes an environment record and checks it is canonical, hashes to `id` and mounts
+    /// only valid paths (for records read from the store and fetched from a remote).
+    pub fn decode(bytes: &[u8], id: &Id) -> std::result::Result<EnvironmentRecord, String> {
+        let record: EnvironmentRecord = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
         if canonical::encode(&record) != bytes || record.id() != *id {
-            return Err(Error::corrupt("environment", &path, "content does not match its id"));
+            return Err("content does not match its id".into());
         }
         for (m, _) in &record.mounts {
-            StorePath::new(m).map_err(|why| {
-                Error::corrupt("environment", &path, format!("mount {m:?}: {}", why.describe()))
-            })?;
+            StorePath::new(m).map_err(|why| format!("mount {m:?}: {}", why.describe()))?;
         }
         Ok(record)
     }
@@ -172,6 +177,22 @@ impl Writer<'_> {
             self.stage_object_dir("env", &id, "environment.json", &canonical::encode(&record), &files)?;
         super::publish_dir(&staged, &dest)?;
         Ok((id, true))
+    }
+
+    /// Stores an environment record fetched from a remote (already checked against its id),
+    /// with its `tree/`; every derivation it mounts must be in the store. True when new.
+    pub fn put_environment_record(&self, record: &EnvironmentRecord) -> Result<bool> {
+        let id = record.id();
+        let dest = self.store.environment_dir(&id);
+        if dest.join("environment.json").exists() {
+            return Ok(false);
+        }
+        let files: Vec<(String, Id)> =
+            files_of(self.store, record)?.into_iter().map(|(p, (_, blob))| (p, blob)).collect();
+        let staged =
+            self.stage_object_dir("env", &id, "environment.json", &canonical::encode(record), &files)?;
+        super::publish_dir(&staged, &dest)?;
+        Ok(true)
     }
 }
 

@@ -1,0 +1,208 @@
+//! `memorix remote add|list|remove`, `memorix push`, `memorix pull`, and the substitution
+//! `memorix build --locked` runs when the store lacks what the lock needs.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::Progress;
+use super::project::{LockState, Project};
+use crate::diagnostics::{Error, Result};
+use crate::lock::Lockfile;
+use crate::manifest::Manifest;
+use crate::remote::config::{self, RemoteEntry, Remotes};
+use crate::remote::objects::{lock_closure, project_quests, store_contents};
+use crate::remote::transfer::{self, FetchReport, PushReport, Substituters};
+use crate::remote::{Remote, RemoteUrl};
+use crate::store::{Store, Writer};
+
+#[derive(Debug, Serialize)]
+pub struct ListedRemote {
+    pub name: Option<String>,
+    pub url: String,
+    /// `remotes.toml` (user-level) or `memorix.toml` (`[store] substituters`).
+    pub from: &'static str,
+}
+
+pub fn add(name: &str, url: &str) -> Result<ListedRemote> {
+    config::check_name(name)?;
+    let parsed = RemoteUrl::parse(url).map_err(|reason| Error::RemoteUrl { url: url.to_string(), reason })?;
+    let path = Remotes::location();
+    let mut remotes = Remotes::load(&path)?;
+    if let Some(existing) = remotes.remotes.get(name) {
+        return Err(Error::RemoteExists { name: name.to_string(), url: existing.url.clone() });
+    }
+    remotes.remotes.insert(name.to_string(), RemoteEntry { url: parsed.to_string() });
+    remotes.save(&path)?;
+    Ok(ListedRemote { name: Some(name.to_string()), url: parsed.to_string(), from: "remotes.toml" })
+}
+
+pub fn remove(name: &str) -> Result<ListedRemote> {
+    let path = Remotes::location();
+    let mut remotes = Remotes::load(&path)?;
+    let Some(entry) = remotes.remotes.remove(name) else {
+        return Err(Error::UnknownRemote { name: name.to_string(), known: remotes.names() });
+    };
+    remotes.save(&path)?;
+    Ok(ListedRemote { name: Some(name.to_string()), url: entry.url, from: "remotes.toml" })
+}
+
+/// The user's remotes, then the substituters of the project at `start` (if any).
+pub fn list(start: &Path) -> Result<Vec<ListedRemote>> {
+    let remotes = Remotes::load(&Remotes::location())?;
+    let mut out: Vec<ListedRemote> = remotes
+        .remotes
+        .iter()
+        .map(|(name, e)| ListedRemote { name: Some(name.clone()), url: e.url.clone(), from: "remotes.toml" })
+        .collect();
+    if let Ok(project) = Project::open(start) {
+        for url in &project.manifest.substituters {
+            out.push(ListedRemote { name: None, url: url.to_string(), from: "memorix.toml" });
+        }
+    }
+    Ok(out)
+}
+
+/// The remote a command names (a URL or a name in remotes.toml), or the only one configured.
+fn choose(arg: Option<&str>, manifest: Option<&Manifest>) -> Result<RemoteUrl> {
+    let remotes = Remotes::load(&Remotes::location())?;
+    match arg {
+        Some(text) if text.contains("://") => {
+            RemoteUrl::parse(text).map_err(|reason| Error::RemoteUrl { url: text.to_string(), reason })
+        }
+        Some(name) => remotes
+            .url(name)
+            .ok_or_else(|| Error::UnknownRemote { name: name.to_string(), known: remotes.names() }),
+        None => {
+            let mut all: Vec<RemoteUrl> = remotes.names().iter().filter_map(|n| remotes.url(n)).collect();
+            for url in manifest.map(|m| m.substituters.as_slice()).unwrap_or_default() {
+                if !all.contains(url) {
+                    all.push(url.clone());
+                }
+            }
+            match all.len() {
+                1 => Ok(all.remove(0)),
+                0 => Err(Error::NoRemoteChosen { message: "no remote is configured".into(), known: vec![] }),
+                _ => Err(Error::NoRemoteChosen {
+                    message: "several remotes are configured; name one".into(),
+                    known: remotes.names(),
+                }),
+            }
+        }
+    }
+}
+
+/// What `memorix push` uploads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushScope {
+    /// The closure of the project's memorix.lock, and the project's quests.
+    Lock,
+    /// Every object, quest and ref in the store.
+    All,
+}
+
+fn clean_lock(project: &Project) -> Result<Lockfile> {
+    match project.read_lock()? {
+        LockState::Clean(lock, _) => Ok(lock),
+        LockState::Missing => Err(Error::usage(
+            "memorix.lock is missing",
+            Some("run `memorix lock` (or `memorix build`)".into()),
+        )),
+        LockState::Conflicted { line, .. } => Err(Error::usage(
+            format!("memorix.lock has git merge-conflict markers (the first at line {line})"),
+            Some("run `memorix lock` to heal it".into()),
+        )),
+    }
+}
+
+/// Uploads the lock's closure (or the whole store) to a remote: objects it lacks, quests
+/// merged with its own, and (`All`) refs that fast-forward.
+pub fn push(
+    start: &Path,
+    store_root: &Path,
+    remote: Option<&str>,
+    scope: PushScope,
+    progress: &Progress,
+) -> Result<PushReport> {
+    let project = match scope {
+        PushScope::Lock => Some(Project::open(start)?),
+        PushScope::All => Project::open(start).ok(),
+    };
+    let url = choose(remote, project.as_ref().map(|p| &p.manifest))?;
+    if !url.writable() {
+        return Err(Error::RemoteReadOnly { url: url.to_string() });
+    }
+    let store = Store::open(store_root)?;
+    let (objects, quests) = match (&project, scope) {
+        (Some(p), PushScope::Lock) => (lock_closure(&store, &clean_lock(p)?)?, project_quests(&p.manifest)),
+        _ => store_contents(&store)?,
+    };
+    let remote = Remote::open(&url, true)?;
+    transfer::push(&store, &remote, &objects, &quests, scope == PushScope::All, progress)
+}
+
+#[derive(Debug, Serialize)]
+pub struct PullReport {
+    pub remote: String,
+    #[serde(flatten)]
+    pub fetched: FetchReport,
+    /// Quest records merged into the store's.
+    pub quests: usize,
+}
+
+/// Fetches what the store lacks of the project's lock from one remote, and merges the
+/// remote's records of the project's quests into the store's.
+pub fn pull(
+    start: &Path,
+    store_root: &Path,
+    remote: Option<&str>,
+    progress: &Progress,
+) -> Result<PullReport> {
+    let project = Project::open(start)?;
+    let _project_lock = project.lock()?;
+    let lock = clean_lock(&project)?;
+    let url = choose(remote, Some(&project.manifest))?;
+    let store = Store::open_or_create(store_root)?;
+    let writer = store.writer()?;
+    let mut subs = Substituters::new(vec![url.clone()], false, progress);
+    let fetched = transfer::fetch_lock(&writer, &mut subs, &lock)?;
+    if !fetched.unavailable.is_empty() {
+        return Err(Error::RemoteMissing { remote: url.to_string(), missing: fetched.unavailable });
+    }
+    let mut quests = 0;
+    for id in project_quests(&project.manifest) {
+        let Some(theirs) = subs.quest(&id)? else { continue };
+        let mut merged = store.read_quest(&id)?.unwrap_or_else(|| theirs.clone());
+        if merged.merge(&theirs) || !store.quest_path(&id).exists() {
+            writer.write_quest(&merged)?;
+            quests += 1;
+        }
+    }
+    Ok(PullReport { remote: url.to_string(), fetched, quests })
+}
+
+/// For `build --locked`: fetches what the store lacks of the project's lock from the
+/// substituters (`[store] substituters`, then the user's remotes). Touches no remote, and
+/// reads no remote configuration, when the store has everything.
+pub(crate) fn substitute(
+    project: &Project,
+    writer: &Writer,
+    offline: bool,
+    progress: &Progress,
+) -> Result<FetchReport> {
+    let LockState::Clean(lock, _) = project.read_lock()? else { return Ok(FetchReport::default()) };
+    if !transfer::lacks(writer.store, &lock) {
+        return Ok(FetchReport::default());
+    }
+    let mut urls = project.manifest.substituters.clone();
+    if !offline {
+        let remotes = Remotes::load(&Remotes::location())?;
+        for url in remotes.names().iter().filter_map(|n| remotes.url(n)) {
+            if !urls.contains(&url) {
+                urls.push(url);
+            }
+        }
+    }
+    let mut subs = Substituters::new(urls, offline, progress);
+    transfer::fetch_lock(writer, &mut subs, &lock)
+}

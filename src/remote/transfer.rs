@@ -1,0 +1,374 @@
+//! Moving closures: push uploads what a remote lacks (objects, then merged quests, then refs
+//! that fast-forward); substitution fetches what the store lacks, checks each object on
+//! arrival and writes it through the store's atomic write path, leaves before what names them.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::objects::{Decoded, Object, lock_roots, quest_key};
+use super::{Remote, RemoteUrl};
+use crate::diagnostics::{Error, Result};
+use crate::locator::Kind;
+use crate::lock::Lockfile;
+use crate::ops::Progress;
+use crate::quest::Quest;
+use crate::store::tree::{EntryKind, Tree};
+use crate::store::{Id, Store, Writer};
+use crate::view::derivation::DerivationRecord;
+use crate::view::environment::EnvironmentRecord;
+
+#[derive(Debug, Default, Serialize)]
+pub struct PushReport {
+    pub remote: String,
+    /// Objects in the closure pushed.
+    pub objects: usize,
+    /// Objects uploaded (the remote lacked them); the others were already there.
+    pub uploaded: usize,
+    pub quests: QuestsPushed,
+    pub refs: Vec<RefPushed>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct QuestsPushed {
+    /// The remote had no record of these.
+    pub uploaded: usize,
+    /// The remote's record gained projects, resolves or intents from ours.
+    pub merged: usize,
+    pub unchanged: usize,
+}
+
+#[derive(Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefOutcome {
+    Created,
+    FastForward,
+    UpToDate,
+    /// The remote's ref is not in our history: it moved there too, so it is left alone.
+    Diverged,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RefPushed {
+    pub kind: Kind,
+    pub local: Id,
+    pub remote: Option<Id>,
+    pub outcome: RefOutcome,
+}
+
+fn ref_key(kind: Kind) -> String {
+    format!("refs/{kind}/latest")
+}
+
+/// Uploads `objects` (in upload order) and merges `quests` into the remote's; with `refs`,
+/// moves each remote ref that is absent or an ancestor of ours, after everything it names.
+pub fn push(
+    store: &Store,
+    remote: &Remote,
+    objects: &[Object],
+    quests: &[Id],
+    refs: bool,
+    progress: &Progress,
+) -> Result<PushReport> {
+    let mut report =
+        PushReport { remote: remote.url.to_string(), objects: objects.len(), ..Default::default() };
+    // One variant at a time, so a reader of the remote never meets a name before its object.
+    let mut start = 0;
+    while start < objects.len() {
+        let same = |o: &Object| std::mem::discriminant(o) == std::mem::discriminant(&objects[start]);
+        let end = start + objects[start..].iter().take_while(|o| same(o)).count();
+        let items: Vec<(String, Object)> = objects[start..end].iter().map(|o| (o.key(), *o)).collect();
+        let bar = progress.bar(items.len() as u64, "pushing");
+        report.uploaded += remote.put_missing(&items, &bar, |obj| read_checked(store, obj))?;
+        bar.finish_and_clear();
+        start = end;
+    }
+    for id in quests {
+        let Some(ours) = store.read_quest(id)? else { continue };
+        let key = quest_key(id);
+        match remote.get(&key)? {
+            None => {
+                remote.put(&key, ours.to_text().into_bytes())?;
+                report.quests.uploaded += 1;
+            }
+            Some(bytes) => {
+                let mut theirs = parse_quest(remote, id, &bytes)?;
+                if theirs.merge(&ours) {
+                    remote.put(&key, theirs.to_text().into_bytes())?;
+                    report.quests.merged += 1;
+                } else {
+                    report.quests.unchanged += 1;
+                }
+            }
+        }
+    }
+    if refs {
+        for kind in Kind::ALL {
+            let Some(tip) = store.latest(kind)? else { continue };
+            let key = ref_key(kind);
+            let theirs = match remote.get(&key)? {
+                None => None,
+                Some(bytes) => Some(parse_ref(remote, &key, &bytes)?),
+            };
+            let outcome = match theirs {
+                None => RefOutcome::Created,
+                Some(t) if t == tip.id => RefOutcome::UpToDate,
+                Some(t) if store.history(kind)?.iter().any(|g| g.id == t) => RefOutcome::FastForward,
+                Some(_) => RefOutcome::Diverged,
+            };
+            if matches!(outcome, RefOutcome::Created | RefOutcome::FastForward) {
+                remote.put(&key, format!("{}\n", tip.id).into_bytes())?;
+            }
+            report.refs.push(RefPushed { kind, local: tip.id, remote: theirs, outcome });
+        }
+    }
+    Ok(report)
+}
+
+/// A local object's bytes, checked as a fetch would check them, so a damaged store never
+/// spreads its damage.
+fn read_checked(store: &Store, obj: &Object) -> Result<Vec<u8>> {
+    let path = obj.local_path(store);
+    let bytes = crate::store::fsutil::read_object(&path).map_err(Error::io("read", &path))?;
+    obj.check(&bytes).map_err(|reason| Error::corrupt(obj.what(), &path, reason))?;
+    Ok(bytes)
+}
+
+fn parse_quest(remote: &Remote, id: &Id, bytes: &[u8]) -> Result<Quest> {
+    let corrupt = |reason: String| Error::RemoteCorrupt {
+        remote: remote.url.to_string(),
+        object: format!("quest {id}"),
+        reason,
+    };
+    let text = std::str::from_utf8(bytes).map_err(|e| corrupt(e.to_string()))?;
+    Quest::from_text(text, id).map_err(corrupt)
+}
+
+fn parse_ref(remote: &Remote, key: &str, bytes: &[u8]) -> Result<Id> {
+    let text = String::from_utf8_lossy(bytes);
+    text.trim_end().parse().map_err(|_| Error::RemoteCorrupt {
+        remote: remote.url.to_string(),
+        object: key.to_string(),
+        reason: format!("{text:?} is not an id"),
+    })
+}
+
+/// The remotes missing objects are fetched from, tried in order, each opened on first use.
+pub struct Substituters<'p> {
+    urls: Vec<RemoteUrl>,
+    opened: Vec<Option<Remote>>,
+    offline: bool,
+    progress: &'p Progress,
+}
+
+/// What a substitution fetched, and what it could not.
+#[derive(Debug, Default, Serialize)]
+pub struct FetchReport {
+    /// Objects fetched, checked and stored.
+    pub fetched: usize,
+    pub bytes: u64,
+    /// Objects the store still lacks: no substituter had them (or `--offline`).
+    pub unavailable: Vec<String>,
+    #[serde(skip)]
+    why_unavailable: String,
+}
+
+impl FetchReport {
+    pub fn is_empty(&self) -> bool {
+        self.fetched == 0 && self.unavailable.is_empty()
+    }
+
+    /// One line per object the store still lacks, saying why it was not fetched.
+    pub fn notes(&self) -> Vec<String> {
+        self.unavailable
+            .iter()
+            .map(|o| format!("{o} is not in the store, and {}", self.why_unavailable))
+            .collect()
+    }
+}
+
+impl<'p> Substituters<'p> {
+    pub fn new(urls: Vec<RemoteUrl>, offline: bool, progress: &'p Progress) -> Substituters<'p> {
+        let opened = urls.iter().map(|_| None).collect();
+        Substituters { urls, opened, offline, progress }
+    }
+
+    fn remote(&mut self, i: usize) -> Result<&Remote> {
+        if self.opened[i].is_none() {
+            self.opened[i] = Some(Remote::open(&self.urls[i], false)?);
+        }
+        Ok(self.opened[i].as_ref().expect("opened above"))
+    }
+
+    fn why_unavailable(&self) -> String {
+        if self.offline {
+            "--offline forbids fetching it".to_string()
+        } else if self.urls.is_empty() {
+            "no substituter is configured ([store] substituters in memorix.toml, or `memorix remote add`)"
+                .to_string()
+        } else {
+            let urls: Vec<String> = self.urls.iter().map(|u| u.to_string()).collect();
+            format!("no substituter has it (tried {})", urls.join(", "))
+        }
+    }
+
+    /// Fetches `wanted`, trying each substituter in turn for what the ones before lacked.
+    /// Each object is checked before `arrived` sees it; a damaged one stops the fetch with
+    /// an error naming it. Returns the objects no substituter had.
+    fn fetch(
+        &mut self,
+        wanted: Vec<Object>,
+        mut arrived: impl FnMut(Object, Vec<u8>, Decoded) -> Result<()>,
+    ) -> Result<Vec<Object>> {
+        if self.offline {
+            return Ok(wanted);
+        }
+        let mut pending = wanted;
+        for i in 0..self.urls.len() {
+            if pending.is_empty() {
+                break;
+            }
+            let bar = self.progress.bar(pending.len() as u64, "fetching");
+            let remote = self.remote(i)?;
+            let keys: Vec<String> = pending.iter().map(Object::key).collect();
+            let absent = remote.get_many(&keys, &bar, |j, bytes| {
+                let obj = pending[j];
+                let decoded = obj.check(&bytes).map_err(|reason| Error::RemoteCorrupt {
+                    remote: remote.url.to_string(),
+                    object: obj.to_string(),
+                    reason,
+                })?;
+                arrived(obj, bytes, decoded)
+            })?;
+            bar.finish_and_clear();
+            pending = absent.into_iter().map(|j| pending[j]).collect();
+        }
+        Ok(pending)
+    }
+
+    /// The first substituter's copy of a quest record, checked; `None` when none has it.
+    pub fn quest(&mut self, id: &Id) -> Result<Option<Quest>> {
+        if self.offline {
+            return Ok(None);
+        }
+        for i in 0..self.urls.len() {
+            let remote = self.remote(i)?;
+            if let Some(bytes) = remote.get(&quest_key(id))? {
+                return parse_quest(remote, id, &bytes).map(Some);
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Whether the store lacks anything `lock` needs. Trees in the store always have their whole
+/// closure (children are written first), so the lock's roots tell.
+pub fn lacks(store: &Store, lock: &Lockfile) -> bool {
+    lock_roots(lock).iter().any(|o| !o.is_local(store))
+}
+
+/// Fetches what the store lacks of `lock`'s closure: its environment and derivation records,
+/// the generations it names, each locator's trees and blobs. Blobs and generations are
+/// written as they arrive; trees, derivations and the environment once everything they name
+/// is in the store, so an interrupted fetch leaves only whole objects whose closures are
+/// complete. One [`Writer::sync`] makes them durable before anything uses them.
+pub fn fetch_lock(writer: &Writer, subs: &mut Substituters, lock: &Lockfile) -> Result<FetchReport> {
+    let store = writer.store;
+    let mut report = FetchReport::default();
+    let mut queued: HashSet<Object> = HashSet::new();
+    let mut wave: Vec<Object> = Vec::new();
+    for obj in lock_roots(lock) {
+        if !obj.is_local(store) && queued.insert(obj) {
+            wave.push(obj);
+        }
+    }
+    let mut trees: HashMap<Id, Tree> = HashMap::new();
+    let mut derivations: BTreeMap<Id, DerivationRecord> = BTreeMap::new();
+    let mut environments: Vec<EnvironmentRecord> = Vec::new();
+    let mut unavailable = Vec::new();
+    while !wave.is_empty() {
+        wave.sort();
+        let mut next = Vec::new();
+        let mut want = |obj: Object, next: &mut Vec<Object>| {
+            if !obj.is_local(store) && queued.insert(obj) {
+                next.push(obj);
+            }
+        };
+        let absent = subs.fetch(std::mem::take(&mut wave), |obj, bytes, decoded| {
+            report.fetched += 1;
+            report.bytes += bytes.len() as u64;
+            match decoded {
+                Decoded::Blob => {
+                    writer.put_blob_bytes(&bytes)?;
+                }
+                Decoded::Generation(g) => writer.put_substituted_generation(&obj.id(), &g)?,
+                Decoded::Tree(tree) => {
+                    for e in tree.entries() {
+                        let child = match e.kind {
+                            EntryKind::Blob => Object::Blob(e.id),
+                            EntryKind::Tree => Object::Tree(e.id),
+                        };
+                        want(child, &mut next);
+                    }
+                    trees.insert(obj.id(), tree);
+                }
+                Decoded::Derivation(record) => {
+                    for (_, blob) in record.files() {
+                        want(Object::Blob(blob), &mut next);
+                    }
+                    derivations.insert(obj.id(), record);
+                }
+                Decoded::Environment(record) => {
+                    for (_, drv) in &record.mounts {
+                        want(Object::Derivation(*drv), &mut next);
+                    }
+                    environments.push(record);
+                }
+            }
+            Ok(())
+        })?;
+        unavailable.extend(absent);
+        wave = next;
+    }
+    // Children before parents: each pass writes the trees whose entries are all stored.
+    loop {
+        let ready: Vec<Id> = trees
+            .iter()
+            .filter(|(_, t)| {
+                t.entries().iter().all(|e| match e.kind {
+                    EntryKind::Blob => store.has_blob(&e.id),
+                    EntryKind::Tree => store.has_tree(&e.id),
+                })
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        if ready.is_empty() {
+            break;
+        }
+        for id in ready {
+            writer.put_tree(&trees.remove(&id).expect("ready trees are pending"))?;
+        }
+    }
+    unavailable.extend(trees.keys().map(|id| Object::Tree(*id)));
+    for (id, record) in derivations {
+        if record.files().iter().all(|(_, b)| store.has_blob(b)) {
+            writer.put_derivation_record(&id, &record)?;
+        } else {
+            unavailable.push(Object::Derivation(id));
+        }
+    }
+    for record in environments {
+        if record.mounts.iter().all(|(_, d)| store.derivation_dir(d).join("derivation.json").exists()) {
+            writer.put_environment_record(&record)?;
+        } else {
+            unavailable.push(Object::Environment(record.id()));
+        }
+    }
+    if report.fetched > 0 {
+        writer.sync()?;
+    }
+    unavailable.sort();
+    report.unavailable = unavailable.iter().map(Object::to_string).collect();
+    report.why_unavailable = subs.why_unavailable();
+    Ok(report)
+}
