@@ -157,6 +157,11 @@ impl StorePath {
         self.0.split('/').filter(|s| !s.is_empty())
     }
 
+    /// The proper ancestors, shortest first: `a`, `a/b` for `a/b/c`.
+    pub fn ancestors(&self) -> impl Iterator<Item = &str> {
+        self.0.match_indices('/').map(|(i, _)| &self.0[..i])
+    }
+
     pub fn names(&self) -> Vec<Name> {
         self.components().map(|c| Name(c.to_string())).collect()
     }

@@ -132,6 +132,19 @@ fn tampering_with_memory_is_detected_and_repaired() {
                 fs::write(&file, "tampered\n").unwrap();
             }
         }
+        // A build with unchanged inputs looks only at directories; verify --project makes the
+        // next build look at every file.
+        if mode == "copy" {
+            env.run(&["build"]).ok();
+            env.run(&["verify", "--project"]).expect(1);
+            assert!(
+                env.run(&["build"]).ok().stdout.contains("Activated .memory/"),
+                "an in-place edit is repaired"
+            );
+            fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+            fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+            fs::write(&file, "tampered\n").unwrap();
+        }
         fs::remove_file(dir.join("f2.md")).unwrap();
         let report = env.run(&["--json", "verify", "--project"]).expect(1).json();
         let objects: Vec<&str> =

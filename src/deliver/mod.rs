@@ -181,6 +181,9 @@ pub const RECORD: &str = "activation.json";
 pub struct ActivationRecord {
     pub environment: Option<Id>,
     pub files: BTreeMap<String, Placement>,
+    /// Each directory's (mtime, inode): adding, removing or renaming a file changes them.
+    #[serde(default)]
+    pub dirs: BTreeMap<String, (i64, u64)>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -286,7 +289,20 @@ pub fn activate(
     if fs::symlink_metadata(&stage).is_ok() {
         fs::rename(&stage, &kept).map_err(Error::io("keep the previous tree at", &kept))?;
     }
-    let mut record = ActivationRecord { environment: Some(delivery.environment), files: BTreeMap::new() };
+    let mut record = ActivationRecord {
+        environment: Some(delivery.environment),
+        files: BTreeMap::new(),
+        dirs: BTreeMap::new(),
+    };
+    let dirs: std::collections::BTreeSet<&str> = files
+        .iter()
+        .flat_map(|(p, _)| std::iter::once("").chain(p.match_indices('/').map(|(i, _)| &p[..i])))
+        .collect();
+    for d in dirs {
+        let (_, mtime, ino) = stat(&memory.join(d))
+            .ok_or_else(|| Error::usage(format!("{d}/ vanished from {}", memory.display()), None))?;
+        record.dirs.insert(d.to_string(), (mtime, ino));
+    }
     for (rel, blob) in files.iter().map(|(p, b)| (p.as_str(), Some(*b))).chain([(INDEX, None)]) {
         let (size, mtime_ns, ino) = stat(&memory.join(rel))
             .ok_or_else(|| Error::usage(format!("{rel} vanished from {}", memory.display()), None))?;

@@ -14,7 +14,7 @@ use crate::quest::{self, QuestKind, ResolveRecord, Selection};
 use crate::remote::transfer::FetchReport;
 use crate::resolve::{self, CheckReport, Refresh};
 use crate::store::generation::now_rfc3339;
-use crate::store::{Id, Store};
+use crate::store::{Id, Store, fsutil};
 use crate::view::artifacts::HookFailure;
 
 pub struct BuildRequest {
@@ -98,6 +98,28 @@ pub fn build(
     }
     let memory = m.memory_dir();
     check_memory_inside(&m.dir, &memory)?;
+
+    // Like cargo's fingerprints: the same inputs as the last good build, and .memory/ as it
+    // left it, mean nothing to do, without opening the Store.
+    let stamp = inputs_stamp(&project, store_root)?;
+    let lock_text = std::fs::read(&project.lock_path).unwrap_or_default();
+    if req.refresh == Refresh::Nothing
+        && let Ok(saved) = std::fs::read_to_string(project.state_dir.join(STAMP))
+        && let Some((environment, generation)) = fresh_stamp(&saved, &stamp_text(&stamp, &lock_text), &memory)
+    {
+        return Ok(BuildOutcome {
+            lock_written: false,
+            resolved: Vec::new(),
+            environment: Some(environment),
+            environment_new: false,
+            derivations: Vec::new(),
+            activated: None,
+            generation: Some(generation),
+            refused: None,
+            artifact_failures: Vec::new(),
+            substituted: Default::default(),
+        });
+    }
 
     let store = Store::open_or_create(store_root)?;
     let writer = store.writer()?;
@@ -206,6 +228,20 @@ pub fn build(
             })
         }
     };
+    let record = ActivationRecord::load(&project.state_dir).filter(|r| r.environment == Some(env_id));
+    if let (true, Some(record), Some(generation)) = (artifact_failures.is_empty(), record, profile.current) {
+        // With the lock as this build left it: a hand-edited lock makes the next build look.
+        let mut text = stamp_text(&stamp, &std::fs::read(&project.lock_path).unwrap_or_default());
+        text.push_str(&format!("{env_id} {generation}\n"));
+        // Each directory (a file added, removed or renamed changes it) and INDEX.md.
+        let index = record.files.get(deliver::INDEX).map(|p| (p.mtime_ns, p.ino));
+        for (path, (mtime, ino)) in
+            record.dirs.iter().map(|(d, s)| (d.as_str(), *s)).chain(index.map(|s| (deliver::INDEX, s)))
+        {
+            text.push_str(&format!("{mtime} {ino} {path}\n"));
+        }
+        fsutil::write_atomic(&project.state_dir, &project.state_dir.join(STAMP), text.as_bytes())?;
+    }
     Ok(BuildOutcome {
         lock_written,
         resolved,
@@ -218,6 +254,72 @@ pub fn build(
         artifact_failures,
         substituted,
     })
+}
+
+pub(crate) const STAMP: &str = "build-stamp";
+
+/// `saved` (`.memorix/build-stamp`) against this build's inputs and `memory`'s directories:
+/// the environment and generation it shows when nothing changed.
+fn fresh_stamp(saved: &str, inputs: &str, memory: &Path) -> Option<(Id, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let rest = saved.strip_prefix(inputs)?;
+    let mut lines = rest.lines();
+    let (env, generation) = lines.next()?.split_once(' ')?;
+    let mut dirs = 0;
+    for line in lines {
+        let mut parts = line.splitn(3, ' ');
+        let (mtime, ino, dir) = (
+            parts.next()?.parse::<i64>().ok()?,
+            parts.next()?.parse::<u64>().ok()?,
+            parts.next().unwrap_or(""),
+        );
+        let m = std::fs::symlink_metadata(memory.join(dir)).ok()?;
+        if (m.mtime() * 1_000_000_000 + m.mtime_nsec(), m.ino()) != (mtime, ino) {
+            return None;
+        }
+        dirs += 1;
+    }
+    (dirs > 0).then_some(())?;
+    Some((env.parse().ok()?, generation.parse().ok()?))
+}
+
+fn stamp_text(inputs: &str, lock: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    format!("{inputs}\n{}\n", hex::encode(Sha256::digest(lock)))
+}
+
+/// A hash of what a build reads besides the Store and its own outputs: memorix's version, the
+/// Store's place, the manifest, the pin files' and source files' stats. Computed before the
+/// build reads them, so a file edited during a build makes the next one look again.
+fn inputs_stamp(project: &Project, store_root: &Path) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    use std::os::unix::fs::MetadataExt;
+    let m = &project.manifest;
+    let mut h = Sha256::new();
+    let mut add = |bytes: &[u8]| {
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    add(env!("CARGO_PKG_VERSION").as_bytes());
+    add(store_root.as_os_str().as_encoded_bytes());
+    add(&std::fs::read(m.dir.join(crate::manifest::FILE)).unwrap_or_default());
+    let mut stat = |path: &Path| {
+        let s = std::fs::metadata(path)
+            .map(|m| (m.size(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.ino()));
+        add(path.as_os_str().as_encoded_bytes());
+        add(format!("{s:?}").as_bytes());
+    };
+    for f in &m.pins.files {
+        stat(&m.dir.join(f));
+    }
+    for s in &m.sources {
+        match crate::source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])? {
+            crate::source::Layout::Tree { files, .. } => files.iter().for_each(|(_, abs)| stat(abs)),
+            crate::source::Layout::File(p) => stat(&p),
+            crate::source::Layout::Stdin => {}
+        }
+    }
+    Ok(hex::encode(h.finalize()))
 }
 
 /// The memory directory's parent must resolve inside the project (no symlinked escape).

@@ -155,6 +155,11 @@ pub fn verify_project(start: &Path, store_root: &Path, progress: &Progress) -> R
             }
         }
     }
+    if !problems.is_empty() {
+        // A build with unchanged inputs checks only directories; make the next one look at
+        // every file, so `memorix build` repairs what this found.
+        let _ = fs::remove_file(project.state_dir.join(crate::ops::build::STAMP));
+    }
     report.problems.extend(problems);
     report.ok = report.problems.is_empty();
     Ok(report)

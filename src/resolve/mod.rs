@@ -333,7 +333,15 @@ pub fn resolve(
                 pairs.into_iter().map(|(s, l, _)| (s, l)).unzip()
             }
         };
-        let plan = plan_mount(store, m, mount, &selected)?;
+        // A kept mount whose derivation is stored needs no tree walk.
+        let stored = keep
+            .filter(|_| !resolved.contains(&name))
+            .and_then(|l| store.read_derivation(&l.derivation).ok())
+            .and_then(DerivationPlan::from_record);
+        let plan = match stored {
+            Some(p) => p,
+            None => plan_mount(store, m, mount, &selected)?,
+        };
         mounts.insert(name, LockedMount { inputs, derivation: plan.id(), locators });
         derivations.push(plan);
     }

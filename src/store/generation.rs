@@ -194,6 +194,7 @@ impl Writer<'_> {
     /// Writes a generation object and its index entry (not yet durable, ref not moved).
     pub fn put_generation(&self, generation: &Generation) -> Result<Id> {
         let id = generation.id();
+        self.mark_dirty();
         let store = self.store;
         let tmp = store.tmp_dir();
         super::fsutil::write_atomic_mode(

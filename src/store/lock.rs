@@ -3,7 +3,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use rustix::fs::FlockOperation;
 
@@ -19,6 +19,7 @@ pub struct Writer<'s> {
     new_blobs: AtomicUsize,
     new_blob_bytes: AtomicU64,
     new_trees: AtomicUsize,
+    dirty: AtomicBool,
 }
 
 /// What a writer added to the store.
@@ -50,6 +51,7 @@ impl Store {
             new_blobs: AtomicUsize::new(0),
             new_blob_bytes: AtomicU64::new(0),
             new_trees: AtomicUsize::new(0),
+            dirty: AtomicBool::new(false),
         })
     }
 }
@@ -73,11 +75,13 @@ pub(crate) fn lock_exclusive(root: &Path) -> Result<File> {
 
 impl Writer<'_> {
     pub(super) fn count_blob(&self, bytes: u64) {
+        self.mark_dirty();
         self.new_blobs.fetch_add(1, Ordering::Relaxed);
         self.new_blob_bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
     pub(super) fn count_tree(&self) {
+        self.mark_dirty();
         self.new_trees.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -89,8 +93,17 @@ impl Writer<'_> {
         }
     }
 
+    /// Notes that an object was written that a ref, lock or profile may come to name.
+    pub(crate) fn mark_dirty(&self) {
+        self.dirty.store(true, Ordering::Relaxed);
+    }
+
     /// Makes every object written so far durable at once, before a ref may point at them.
+    /// Nothing written, nothing to sync (`syncfs` would wait for unrelated writes too).
     pub fn sync(&self) -> Result<()> {
+        if !self.dirty.swap(false, Ordering::Relaxed) {
+            return Ok(());
+        }
         super::fsutil::sync_filesystem(self.store.root())
     }
 }

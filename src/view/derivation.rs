@@ -61,6 +61,8 @@ pub struct DerivationPlan {
     pub files: BTreeMap<StorePath, Origin>,
     pub decisions: Vec<Decision>,
     pub provenance: Vec<Provenance>,
+    /// Computed once: the entries of a large derivation take a while to encode.
+    id: std::cell::OnceCell<Id>,
 }
 
 #[derive(Serialize)]
@@ -80,10 +82,26 @@ pub struct DerivationRecord {
 }
 
 impl DerivationPlan {
+    /// A stored derivation's plan, without walking its locators' trees again (a sticky mount
+    /// whose derivation the Store already holds). `None` if a recorded origin does not parse.
+    pub fn from_record(record: DerivationRecord) -> Option<DerivationPlan> {
+        let mut files = BTreeMap::new();
+        for ((path, hex), (_, place, locator)) in record.entries.iter().zip(&record.origins) {
+            let origin = Locator::parse_place(place).ok()?;
+            let blob = Id::from_hex(hex)?;
+            let o = Origin { blob, kind: origin.kind, store_path: origin.path, locator: *locator };
+            files.insert(StorePath::new(path).ok()?, o);
+        }
+        let id = std::cell::OnceCell::new();
+        Some(DerivationPlan { files, decisions: record.decisions, provenance: record.provenance, id })
+    }
+
     /// The derivation id: a pure function of the sorted (path, blob) entries.
     pub fn id(&self) -> Id {
-        let entries = self.files.iter().map(|(p, o)| (p.as_str(), o.blob.hex())).collect();
-        canonical::object_id("derivation", &canonical::encode(&Hashed { entries }))
+        *self.id.get_or_init(|| {
+            let entries = self.files.iter().map(|(p, o)| (p.as_str(), o.blob.hex())).collect();
+            canonical::object_id("derivation", &canonical::encode(&Hashed { entries }))
+        })
     }
 
     pub fn record(&self) -> DerivationRecord {
@@ -156,17 +174,20 @@ pub fn plan(
             version: s.version.clone(),
         })
         .collect();
-    Ok(DerivationPlan { files, decisions, provenance })
+    Ok(DerivationPlan { files, decisions, provenance, id: std::cell::OnceCell::new() })
 }
 
 /// A path cannot be a file and hold files: `a` and `a/b` from two locators.
 fn check_file_dir_clashes(mount: &StorePath, files: &BTreeMap<StorePath, Origin>) -> Result<()> {
+    // Every directory some file lies in, with one such file: O(files x depth).
+    let mut dirs: std::collections::HashMap<&str, (&StorePath, &Origin)> = std::collections::HashMap::new();
+    for (p, o) in files {
+        for a in p.ancestors() {
+            dirs.entry(a).or_insert((p, o));
+        }
+    }
     for (path, origin) in files {
-        let below = format!("{path}/");
-        if let Some((inner, other)) = files
-            .range(StorePath::new(path.as_str()).expect("valid")..)
-            .find(|(p, _)| p.as_str().starts_with(&below))
-        {
+        if let Some((inner, other)) = dirs.get(path.as_str()) {
             return Err(Error::FileDirClash {
                 mount: mount.to_string(),
                 path: path.to_string(),

@@ -96,14 +96,21 @@ pub fn plan(mounts: &[(StorePath, &DerivationPlan)], overrides: &[OverrideDecl])
         files.insert(path, claim.swap_remove(winner));
     }
     // A file where a deeper mount has a directory gives way to it.
+    // Each directory some file lies in, with the deepest mount that puts a file there.
+    let mut dirs: std::collections::HashMap<&str, &EnvFile> = std::collections::HashMap::new();
+    for (p, f) in &files {
+        for a in p.ancestors() {
+            let e = dirs.entry(a).or_insert(f);
+            if depth(&f.mount) > depth(&e.mount) {
+                *e = f;
+            }
+        }
+    }
     let clashing: Vec<StorePath> = files
         .iter()
         .filter_map(|(path, f)| {
-            let below = format!("{path}/");
-            let deeper = files
-                .range(path.clone()..)
-                .find(|(p, g)| p.as_str().starts_with(&below) && depth(&g.mount) > depth(&f.mount));
-            deeper.map(|(_, g)| {
+            let deeper = dirs.get(path.as_str()).filter(|g| depth(&g.mount) > depth(&f.mount));
+            deeper.map(|g| {
                 decisions.push(Decision {
                     path: path.to_string(),
                     rule: Rule::DeeperMount,

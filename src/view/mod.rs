@@ -29,6 +29,7 @@ impl Writer<'_> {
         record: &[u8],
         files: &[(String, Id)],
     ) -> Result<PathBuf> {
+        self.mark_dirty();
         let staged = self.store.tmp_dir().join(format!("{prefix}-{}", id.hex()));
         checkout::remove_readonly_tree(&staged)?;
         fs::create_dir(&staged).map_err(Error::io("create directory", &staged))?;
