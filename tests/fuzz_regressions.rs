@@ -28,3 +28,16 @@ fn requirements_name_ending_in_punctuation_is_skipped() {
     let extra: &[u8] = b"httpx[cli-]==0.28.1\nhttpx_-==1\nhttpx==0.28.1\n";
     assert_eq!(resolve_in(&[("requirements.txt", extra)], "httpx"), Ok("0.28.1".to_string()));
 }
+
+/// fuzz target manifest (its invariant that the memory directory is never the project): `memory
+/// = "."` parsed as the project root, which `build` refused only later with a misleading "leads
+/// outside the project"; activation swaps the memory directory out whole.
+#[test]
+fn memory_that_is_the_project_itself_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for memory in ["", ".", "./", "./.", "//"] {
+        let text = format!("[project]\nmemory = {memory:?}\n");
+        let err = memorix::manifest::parse(&text, "memorix.toml", dir.path()).expect_err(memory).to_string();
+        assert!(err.contains("memorix.toml:2:") && err.contains("`memory = "), "{memory:?}: {err}");
+    }
+}
