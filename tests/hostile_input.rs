@@ -1,5 +1,8 @@
-//! Inputs the fuzz targets in `fuzz/` found crashing memorix, fed back byte for byte: each must
-//! now give a value or a clean error, never a panic (DESIGN.md §6).
+//! Hostile inputs that made memorix panic, fed back byte for byte: each must now give a value
+//! or a clean error, never a panic (DESIGN.md §6). Each test says what found it (most were the
+//! fuzz targets in `fuzz/`).
+
+mod common;
 
 use std::collections::BTreeMap;
 
@@ -40,4 +43,24 @@ fn memory_that_is_the_project_itself_is_refused() {
         let err = memorix::manifest::parse(&text, "memorix.toml", dir.path()).expect_err(memory).to_string();
         assert!(err.contains("memorix.toml:2:") && err.contains("`memory = "), "{memory:?}: {err}");
     }
+}
+
+/// Reading `from_lock`: a hand-edited lock that locks a subtree locator (`rules/`) as a file
+/// made `lock --check` panic taking the file name of the tree's root. It is bad input (exit 2)
+/// naming the mount, and `memorix lock` heals it.
+#[test]
+fn a_lock_that_locks_a_subtree_as_a_file_is_refused() {
+    let env = common::TestEnv::new();
+    env.write("src/a.md", "# a\n");
+    env.run(&["ingest", "rules/x/", "src"]).ok();
+    env.write("memorix.toml", "[mounts.x]\nselect = [\"rules/\"]\n");
+    env.run(&["lock"]).ok();
+    let lock = env.project.join("memorix.lock");
+    let good = std::fs::read_to_string(&lock).expect("the lock");
+    std::fs::write(&lock, good.replace("type = \"tree\"", "type = \"blob\"")).expect("edit the lock");
+    let out = env.run(&["lock", "--check"]).expect(2);
+    assert!(out.stderr.contains("mount `x` locks the subtree rules/ as a file"), "{}", out.stderr);
+    env.run(&["build", "--locked"]).expect(2);
+    env.run(&["lock"]).ok();
+    assert_eq!(std::fs::read_to_string(&lock).expect("the lock"), good);
 }
