@@ -71,9 +71,15 @@ pub fn check_pin_file(dir: &Path, file: &str) {
     }
 }
 
-/// Writes `data` to `dir/file` (creating parents) and checks it as a pin file.
+/// A project directory kept for the whole run: a fresh one per input would cost more than
+/// most inputs take to parse.
+pub fn project() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("a temp dir")).path()
+}
+
+/// Writes `data` to `file` in the project and checks it as a pin file.
 pub fn check_pin_bytes(file: &str, data: &[u8]) {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    std::fs::write(dir.path().join(file), data).expect("write the pin file");
-    check_pin_file(dir.path(), file);
+    std::fs::write(project().join(file), data).expect("write the pin file");
+    check_pin_file(project(), file);
 }
