@@ -311,15 +311,18 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     let project = raw.project;
     let memory = match &project.memory {
         None => StorePath::new(".memory").expect("a valid default"),
-        Some(m) => project_path(m).map_err(|why| {
-            ctx.err(
-                spans.value(&["project", "memory"]),
-                "memorix::manifest::bad_memory",
-                format!("`memory = {m:?}` {why}"),
-                "here",
-                Some("name a directory inside the project, e.g. \".memory\"".into()),
-            )
-        })?,
+        // Activation swaps the memory directory out whole, so it can never be the project.
+        Some(m) => project_path(m)
+            .and_then(|p| if p.is_root() { Err("is the project itself".into()) } else { Ok(p) })
+            .map_err(|why| {
+                ctx.err(
+                    spans.value(&["project", "memory"]),
+                    "memorix::manifest::bad_memory",
+                    format!("`memory = {m:?}` {why}"),
+                    "here",
+                    Some("name a directory inside the project, e.g. \".memory\"".into()),
+                )
+            })?,
     };
     let delivery = project.delivery.unwrap_or_default();
 

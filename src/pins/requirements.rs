@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use std::str::FromStr;
 
 use pep440_rs::Operator;
-use pep508_rs::{Requirement, VersionOrUrl};
+use pep508_rs::{ExtraName, PackageName, Requirement, VersionOrUrl};
 
 use super::error::{Loc, PinError, read_error};
 use super::{Ecosystem, Pin, PinFile};
@@ -88,9 +88,12 @@ impl Walk {
     /// Records `spec` (a requirement without options) if it names a package; anything else
     /// (a bare path or URL, a typo) is skipped, since it cannot be the requested library.
     fn requirement(&mut self, path: &Path, line: usize, spec: &str) {
-        let Ok(req) = Requirement::<pep508_rs::VerbatimUrl>::from_str(spec) else { return };
         let name: String =
             spec.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')).collect();
+        if !identifiers_are_valid(spec, &name) {
+            return;
+        }
+        let Ok(req) = Requirement::<pep508_rs::VerbatimUrl>::from_str(spec) else { return };
         let markers =
             spec.split_once(';').map(|(_, m)| m.trim().to_string()).filter(|_| !req.marker.is_true());
         let pin = |version: String| Pin {
@@ -117,6 +120,19 @@ impl Walk {
             None => self.unpinned.push(pin(String::new())),
         }
     }
+}
+
+/// Whether the name and the extras of `spec` (whose name is `name`) are PEP 508 identifiers.
+/// pep508_rs 0.9.2 panics, instead of failing, on a name or an extra that ends in `-`, `_` or
+/// `.` when more text follows (`foo.'x`, `foo[cli-]`), so a line is checked before it is
+/// parsed; such a line is no requirement, so skipping it is what pip-style leniency does.
+fn identifiers_are_valid(spec: &str, name: &str) -> bool {
+    if PackageName::new(name.to_string()).is_err() {
+        return false;
+    }
+    let Some(extras) = spec[name.len()..].trim_start().strip_prefix('[') else { return true };
+    let extras = extras.split(']').next().unwrap_or_default();
+    extras.split(',').map(str::trim).filter(|e| !e.is_empty()).all(|e| ExtraName::new(e.to_string()).is_ok())
 }
 
 /// The pinned version as the line writes it (`1.0RC1`; the parsed form is `1.0rc1`): the

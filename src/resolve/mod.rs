@@ -19,7 +19,7 @@ use crate::ops::Progress;
 use crate::ops::ingest::{VersionLabel, ingest_with};
 use crate::pins::{Pins, ResolvedPin};
 use crate::source::{self, Snapshot};
-use crate::store::tree::Tree;
+use crate::store::tree::{EntryKind, Tree};
 use crate::store::tree::{Overlay, TreeSource};
 use crate::store::{Id, Store, Writer, canonical};
 use crate::view::derivation::{self, DerivationPlan, Selected};
@@ -230,6 +230,14 @@ pub(crate) fn from_lock(
                     "memorix.lock: mount `{}` locks {} where memorix.toml has {loc}",
                     mount.path, entry.locator
                 ),
+                Some("run `memorix lock`".into()),
+            ));
+        }
+        // Resolving never gives a subtree locator a file (`check_subtree`), so a lock that
+        // says so was edited by hand; planning from it would take the file name of `rules/`.
+        if loc.subtree && entry.kind == EntryKind::Blob {
+            return Err(Error::usage(
+                format!("memorix.lock: mount `{}` locks the subtree {loc} as a file", mount.path),
                 Some("run `memorix lock`".into()),
             ));
         }

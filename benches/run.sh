@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Benchmarks memorix against the tools people know, side by side in one run, and writes
+# benches/results.md. Ratios (memorix / peer) are what to read: this machine is noisy.
+#
+#   benches/run.sh            the full harness (100k- and 10k-file trees; ~10-15 min on 2 cores)
+#   benches/run.sh --quick    a smoke run on small trees (seconds), e.g. for CI
+#
+# Needs git, ostree, hyperfine and GNU time (installed with apt when missing), valgrind for
+# instruction counts. Trees are generated deterministically by benches/gen_tree.py.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+
+QUICK=0
+[ "${1:-}" = "--quick" ] && QUICK=1
+if [ "$QUICK" = 1 ]; then BIG=3000; SMALL=1000; RUNS=1; else BIG=100000; SMALL=10000; RUNS=3; fi
+WORK=${MEMORIX_BENCH_DIR:-/tmp/memorix-bench}
+mkdir -p "$WORK"
+
+need() { command -v "$1" >/dev/null 2>&1; }
+if ! need ostree || ! need hyperfine || [ ! -x /usr/bin/time ]; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get install -y -q ostree hyperfine time >/dev/null 2>&1 \
+        || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q ostree hyperfine time >/dev/null; }
+fi
+
+cargo build --release --locked -q
+M="$REPO/target/release/memorix"
+export NO_COLOR=1 GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=b@x GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=b@x
+
+T="$WORK/tree$BIG"; T10="$WORK/tree$SMALL"
+[ -d "$T" ] || python3 benches/gen_tree.py "$T" "$BIG" 1
+[ -d "$T10" ] || python3 benches/gen_tree.py "$T10" "$SMALL" 2
+ONE=$(cd "$T" && find . -name page1.md | head -1 | sed 's|^\./||')
+
+ROWS="$WORK/rows.tsv"; : > "$ROWS"
+# row NAME MEMORIX PEER RATIO TARGET MET
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$ROWS"; }
+
+# hf NAME PREPARE CMD...: runs hyperfine, prints "min median" per command (seconds).
+hf() {
+    local name=$1 prepare=$2; shift 2
+    local args=()
+    for c in "$@"; do args+=("$c"); done
+    hyperfine -N --style none --runs "$RUNS" --prepare "$prepare" --export-json "$WORK/$name.json" "${args[@]}" >/dev/null 2>&1 \
+        || hyperfine --style none --runs "$RUNS" --prepare "$prepare" --export-json "$WORK/$name.json" "${args[@]}" >/dev/null
+    python3 - "$WORK/$name.json" <<'PY'
+import json, sys, statistics
+for r in json.load(open(sys.argv[1]))["results"]:
+    t = r["times"]
+    print(f"{min(t):.4f} {statistics.median(t):.4f}")
+PY
+}
+ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
+le() { python3 -c "print('yes' if $1 <= $2 else 'no')"; }
+fmt() { python3 -c "print(f'{$1:.3f} s')"; }
+
+S="$WORK/store"; G="$WORK/git"; O="$WORK/ostree"
+gitc="git --git-dir=$G/.git --work-tree=$T"
+
+echo "1. initial ingest of $BIG files"
+readarray -t r < <(hf ingest \
+    "rm -rf $S $G $O && git init -q $G && ostree --repo=$O init --mode=bare-user && sync" \
+    "$M --store $S ingest docs/t/ $T" \
+    "sh -c '$gitc add -A && $gitc commit -qm x'" \
+    "ostree --repo=$O commit -b main --tree=dir=$T --no-xattrs")
+m=${r[0]#* }; g=${r[1]#* }; o=${r[2]#* }
+row "initial ingest, $BIG files (median)" "$(fmt $m)" "git $(fmt $g)" "$(ratio $m $g)" "<= 0.33" "$(le "$m/$g" 0.3334)"
+row "initial ingest, $BIG files (median)" "$(fmt $m)" "ostree $(fmt $o)" "$(ratio $m $o)" "< 1" "$(le "$m/$o" 0.9999)"
+SHA=$( { /usr/bin/time -f %e sh -c "find $T -type f -print0 | xargs -0 -P2 sha256sum >/dev/null" ; } 2>&1 | tail -1)
+row "initial ingest vs hashing every file" "$(fmt $m)" "sha256sum -P2 $(fmt $SHA)" "$(ratio $m $SHA)" "(the hashing limit)" "-"
+
+# Fresh state for the incremental measurements.
+rm -rf "$S" "$G" "$O"; git init -q "$G"; ostree --repo="$O" init --mode=bare-user
+"$M" --store "$S" ingest docs/t/ "$T" >/dev/null; $gitc add -A; $gitc commit -qm base
+ostree --repo="$O" commit -b main --tree=dir="$T" --no-xattrs >/dev/null
+sleep 3 # past the stat cache's racy window for the files just written
+
+echo "2. re-ingest after one file changed"
+TOUCH="sh -c 'date +%N >> $T/$ONE'"
+readarray -t r < <(hf reingest "$TOUCH" \
+    "$M --store $S ingest docs/t/ $T" \
+    "sh -c '$gitc add -A && $gitc commit -qm x'" \
+    "ostree --repo=$O commit -b main --tree=dir=$T --no-xattrs")
+m=${r[0]#* }; g=${r[1]#* }; o=${r[2]#* }
+row "re-ingest after one change (median)" "$(fmt $m)" "git $(fmt $g)" "$(ratio $m $g)" "<= 2" "$(le "$m/$g" 2)"
+row "re-ingest after one change (median)" "$(fmt $m)" "ostree $(fmt $o)" "$(ratio $m $o)" "< 1" "$(le "$m/$o" 0.9999)"
+date +%N >> "$T/$ONE"
+W=$("$M" --store "$S" --json ingest docs/t/ "$T" | python3 -c 'import json,sys; w=json.load(sys.stdin)["written"]; print(w["trees"], w["blobs"])')
+DEPTH=$(echo "$ONE" | tr -cd / | wc -c)
+row "objects written by that re-ingest" "${W% *} trees, ${W#* } blob" "depth $DEPTH + 1 = $((DEPTH + 2)) trees" "-" "O(depth)" "$([ "${W% *}" -le $((DEPTH + 2)) ] && echo yes || echo no)"
+
+echo "2b. ingest of a single file"
+readarray -t r < <(hf single "$TOUCH" \
+    "$M --store $S ingest docs/t/$ONE $T/$ONE" \
+    "sh -c '$gitc add $T/$ONE && $gitc commit -qm x'")
+m=${r[0]#* }; g=${r[1]#* }
+row "ingest PATH FILE into the $BIG-file tree (median)" "$(fmt $m)" "git add FILE && commit $(fmt $g)" "$(ratio $m $g)" "< 1" "$(le "$m/$g" 0.9999)"
+
+echo "3. latest/ refresh after a one-file change"
+date +%N >> "$T/$ONE"
+if command -v strace >/dev/null; then
+    strace -f -qq -c -e trace=link,linkat,unlink,unlinkat,mkdir,mkdirat -o "$WORK/strace.txt" "$M" --store "$S" ingest "docs/t/$ONE" "$T/$ONE" >/dev/null
+    OPS=$(awk '$NF ~ /link|mkdir/ {n += $4} END {print n+0}' "$WORK/strace.txt")
+    row "latest/ refresh: link/unlink/mkdir calls for one changed file" "$OPS" "tree of $BIG files" "-" "O(changed paths)" "$([ "$OPS" -le 20 ] && echo yes || echo no)"
+fi
+
+echo "4. build of a $SMALL-file environment"
+P="$WORK/project"; rm -rf "$P"; mkdir -p "$P"
+"$M" --store "$S" -q ingest docs/small/ "$T10"
+printf '[mounts.docs]\nselect = ["docs/small/"]\n' > "$P/memorix.toml"
+"$M" --store "$S" -C "$P" -q build
+readarray -t r < <(hf build "rm -rf $P/.memory $P/.memorix/activation.json $P/.memorix/build-stamp $WORK/cp-out" \
+    "$M --store $S -C $P build" "cp -r $T10 $WORK/cp-out")
+m=${r[0]#* }; c=${r[1]#* }
+row "build of a $SMALL-file environment, warm store (median)" "$(fmt $m)" "cp -r $(fmt $c)" "$(ratio $m $c)" "<= 1.5" "$(le "$m/$c" 1.5)"
+"$M" --store "$S" -C "$P" -q build
+N=$(hyperfine -N --style none --warmup 5 --runs 50 --export-json "$WORK/noop.json" "$M --store $S -C $P build" >/dev/null && python3 -c "import json,statistics; print(f\"{statistics.median(json.load(open('$WORK/noop.json'))['results'][0]['times'])*1000:.1f}\")")
+row "no-op build, $SMALL-file environment (median)" "$N ms" "-" "-" "< 20 ms" "$(le "$N" 20)"
+ONE10=$(cd "$T10" && find . -name page1.md | head -1 | sed 's|^\./||')
+date +%N >> "$T10/$ONE10"; "$M" --store "$S" -q ingest docs/small/ "$T10"
+U=$("$M" --store "$S" -C "$P" --json update | python3 -c 'import json,sys; a=json.load(sys.stdin)["activated"]; print(a["files"], a["reused"])')
+row "one-file update re-activation: files copied" "$(( ${U% *} - ${U#* } )) of ${U% *}" "-" "-" "O(changed)" "$([ $(( ${U% *} - ${U#* } )) -le 1 ] && echo yes || echo no)"
+
+echo "5. peak memory"
+rm -rf "$WORK/store-rss"
+RSS=$( { /usr/bin/time -f %M "$M" --store "$WORK/store-rss" ingest docs/t/ "$T" >/dev/null; } 2>&1 | tail -1)
+row "peak RSS, ingest of $BIG files" "$((RSS / 1024)) MB" "-" "-" "< 200 MB" "$([ "$RSS" -lt 204800 ] && echo yes || echo no)"
+HUGE_MB=2048; [ "$QUICK" = 1 ] && HUGE_MB=64
+dd if=/dev/urandom of="$WORK/huge.bin" bs=1M count=$HUGE_MB status=none
+RSS=$( { /usr/bin/time -f %M "$M" --store "$WORK/store-rss" ingest docs/huge.bin "$WORK/huge.bin" >/dev/null; } 2>&1 | tail -1)
+row "peak RSS, ingest of one $HUGE_MB MiB file" "$((RSS / 1024)) MB" "-" "-" "< 64 MB" "$([ "$RSS" -lt 65536 ] && echo yes || echo no)"
+rm -f "$WORK/huge.bin"
+
+echo "6. store overhead"
+UNIQUE=$(find "$T" -type f -print0 | xargs -0 sha256sum | sort -u -k1,1 | awk '{print $2}' | xargs stat -c %s | awk '{s+=$1} END {print s}')
+rm -rf "$WORK/store-o"; "$M" --store "$WORK/store-o" -q ingest docs/t/ "$T"
+APPARENT=$(du -sb --apparent-size "$WORK/store-o"/{blobs,trees,generations,refs} | awk '{s+=$1} END {print s}')
+ALLOC=$(du -sB1 "$WORK/store-o"/{blobs,trees,generations,refs} | awk '{s+=$1} END {print s}')
+row "store bytes / unique content bytes ($BIG files)" "$(ratio $APPARENT $UNIQUE) (apparent), $(ratio $ALLOC $UNIQUE) (allocated)" "-" "-" "<= 1.10" "$(le "$APPARENT/$UNIQUE" 1.10)"
+# Five versions of a docs set sharing 90% of their files.
+V="$WORK/versions"; rm -rf "$V" "$WORK/store-v"; cp -r "$T10" "$V"
+"$M" --store "$WORK/store-v" -q ingest docs/lib/ "$V" --version 1.0.0
+BEFORE=$(du -sb --apparent-size "$WORK/store-v"/blobs | cut -f1); CHANGED=0
+for v in 2 3 4 5; do
+    while read -r f; do printf 'version %s\n' "$v" >> "$f"; CHANGED=$((CHANGED + $(stat -c %s "$f"))); done < <(find "$V" -type f | sort | awk "NR % 10 == $v")
+    "$M" --store "$WORK/store-v" -q ingest docs/lib/ "$V" --version "$v.0.0"
+done
+AFTER=$(du -sb --apparent-size "$WORK/store-v"/blobs | cut -f1)
+row "4 more versions sharing 90%: blob bytes added / changed bytes" "$(ratio $((AFTER - BEFORE)) $CHANGED)" "-" "-" "~1" "$(le "$((AFTER - BEFORE))/$CHANGED" 1.05)"
+
+echo "7. instruction counts (callgrind)"
+if command -v valgrind >/dev/null; then
+    Ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | awk '/refs:/ {gsub(",", "", $NF); print $NF}'; }
+    row "instructions: no-op build ($SMALL files)" "$(Ir "$M" --store "$S" -C "$P" build)" "-" "-" "(regression figure)" "-"
+    date +%N >> "$T10/$ONE10"
+    row "instructions: ingest PATH FILE ($SMALL-file tree)" "$(Ir "$M" --store "$S" ingest "docs/small/$ONE10" "$T10/$ONE10")" "-" "-" "(regression figure)" "-"
+fi
+
+OUT=benches/results.md
+[ "$QUICK" = 1 ] && OUT="$WORK/results.md"
+{
+    echo "# memorix benchmarks"
+    echo
+    echo "\`benches/run.sh\` on $(nproc) cores, $(date -u +%F); $RUNS runs per timing (min and median kept, the median shown)."
+    echo "Trees: $BIG and $SMALL files from benches/gen_tree.py (4-6 levels, 1-50 KiB)."
+    echo
+    echo "| measurement | memorix | peer | ratio | target | met |"
+    echo "|---|---|---|---|---|---|"
+    awk -F'\t' '{printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6}' "$ROWS"
+} > "$OUT"
+cat "$OUT"
