@@ -5,8 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::fs::{self, File};
-use std::io::Read;
+use std::fs;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -32,6 +31,8 @@ pub struct MountInfo {
     pub versions: Vec<String>,
     /// `[artifacts]` outputs of its derivation: (name, text).
     pub artifacts: Vec<(String, String)>,
+    /// Its files' titles (mount-relative path -> first heading), when computed.
+    pub titles: Option<BTreeMap<String, String>>,
 }
 
 /// One environment, ready to be placed.
@@ -82,6 +83,7 @@ impl Delivery {
                     intent: None,
                     versions: versions(&provenance),
                     artifacts: Vec::new(),
+                    titles: artifacts::titles(store, id),
                 },
             });
         }
@@ -113,7 +115,12 @@ impl Delivery {
                 writeln!(s, "Versions: {}\n", mount.versions.join(", ")).expect("string");
             }
             for (path, (_, blob)) in self.files.iter().filter(|(_, (m, _))| *m == mount.path) {
-                match first_heading(store, blob)? {
+                let rel = &path[mount.path.len() + 1..];
+                let title = match &mount.titles {
+                    Some(t) => t.get(rel).cloned(),
+                    None => artifacts::headings(store, blob)?.into_iter().next().map(|(_, h)| h),
+                };
+                match title {
                     Some(h) => writeln!(s, "- `{path}`: {h}").expect("string"),
                     None => writeln!(s, "- `{path}`").expect("string"),
                 }
@@ -133,7 +140,13 @@ fn mount_info(store: &Store, m: &Manifest, path: &str, drv: &Id, provenance: &[P
         .iter()
         .filter_map(|a| artifacts::hook_output(store, drv, a).map(|t| (a.name.clone(), t)))
         .collect();
-    MountInfo { path: path.to_string(), intent, versions: versions(provenance), artifacts }
+    MountInfo {
+        path: path.to_string(),
+        intent,
+        versions: versions(provenance),
+        artifacts,
+        titles: artifacts::titles(store, drv),
+    }
 }
 
 /// `httpx 0.23.3` for each locator that resolved to a library version.
@@ -148,21 +161,6 @@ fn versions(provenance: &[Provenance]) -> Vec<String> {
         .collect();
     out.dedup();
     out
-}
-
-/// The first Markdown heading in the first 8 KiB of a blob.
-fn first_heading(store: &Store, blob: &Id) -> Result<Option<String>> {
-    let mut head = Vec::with_capacity(8192);
-    store
-        .open_blob(blob)?
-        .take(8192)
-        .read_to_end(&mut head)
-        .map_err(Error::io("read", &store.blob_path(blob)))?;
-    let text = String::from_utf8_lossy(&head);
-    Ok(text.lines().find_map(|l| {
-        let t = l.trim_start_matches('#');
-        (t.len() < l.len() && t.starts_with(' ') && !t.trim().is_empty()).then(|| t.trim().to_string())
-    }))
 }
 
 /// The environment `.memory/INDEX.md` names, if any.
@@ -343,9 +341,16 @@ fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<()> {
         }
         Mode::Auto | Mode::Copy | Mode::Reflink => {}
     }
+    static NO_REFLINK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     let mut src = store.open_blob(blob)?;
-    let mut out = File::create(dest).map_err(Error::io("create", dest))?;
-    let cloned = mode != Mode::Copy && rustix::fs::ioctl_ficlone(&out, &src).is_ok();
+    let mut out = fsutil::create_with_mode(dest, 0o444).map_err(Error::io("create", dest))?;
+    // One refusal says the file system cannot reflink; do not ask again for every file.
+    let try_clone = mode == Mode::Reflink
+        || (mode == Mode::Auto && !NO_REFLINK.load(std::sync::atomic::Ordering::Relaxed));
+    let cloned = try_clone && rustix::fs::ioctl_ficlone(&out, &src).is_ok();
+    if try_clone && !cloned {
+        NO_REFLINK.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     if !cloned {
         if mode == Mode::Reflink {
             return Err(Error::usage(
@@ -356,5 +361,5 @@ fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<()> {
         // Copy from the handle opened without following symlinks, not by path.
         std::io::copy(&mut src, &mut out).map_err(Error::io("copy", &src_path))?;
     }
-    fsutil::set_mode(dest, 0o444)
+    Ok(())
 }

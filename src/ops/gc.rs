@@ -115,6 +115,9 @@ pub fn gc(store_root: &Path, dry_run: bool) -> Result<GcOutcome> {
             }
         }
     }
+    if !dry_run && !doomed.is_empty() {
+        store.drop_stat_caches()?;
+    }
     for path in doomed {
         out.bytes += fs::symlink_metadata(&path).map(|m| m.len()).unwrap_or(0);
         out.unreachable.push(path.strip_prefix(store.root()).unwrap_or(&path).display().to_string());
@@ -223,6 +226,7 @@ pub fn purge(store_root: &Path, target: &str, yes: bool) -> Result<PurgeOutcome>
             }
         }
     }
+    store.drop_stat_caches()?;
     let marks = store.root().join("purged");
     fsutil::create_dir(&marks)?;
     for r in &blobs {

@@ -118,7 +118,7 @@ pub(crate) fn ingest_with(
                 .map(|(_, abs)| {
                     let meta = std::fs::metadata(abs).map_err(Error::io("stat", abs))?;
                     // An unchanged file (by the stat cache) is not read again.
-                    let id = match cache.lookup(store, abs, &meta) {
+                    let id = match cache.lookup(abs, &meta) {
                         Some(id) => id,
                         None => writer.put_blob_file(abs)?,
                     };

@@ -1,7 +1,8 @@
 //! The stat cache: (size, mtime, ctime, inode) of each source file -> its blob, per ingest
 //! destination, so a re-ingest reads only files that changed (like git's index). An entry is
-//! trusted only when all four agree and the blob is still stored; files modified in the last
-//! two seconds before an ingest are never cached (their mtime may not tell a later edit).
+//! trusted when all four agree (`gc` and `purge`, the only ways a blob leaves the Store, drop
+//! every cache); files modified in the last two seconds before an ingest are never cached
+//! (their mtime may not tell a later edit).
 
 use std::collections::HashMap;
 use std::fs::Metadata;
@@ -54,13 +55,25 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Forgets every stat cache (after `gc` or `purge` removed blobs an entry may name).
+    pub fn drop_stat_caches(&self) -> Result<()> {
+        let dir = self.root().join("index/statcache");
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(crate::diagnostics::Error::io("remove", &dir)(e))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 impl StatCache {
-    /// The blob of `file` when the cache knows it unchanged and `store` still holds it.
-    pub fn lookup(&self, store: &Store, file: &Path, meta: &Metadata) -> Option<Id> {
+    /// The blob of `file` when the cache knows it unchanged.
+    pub fn lookup(&self, file: &Path, meta: &Metadata) -> Option<Id> {
         let e = self.old.get(file.to_str()?)?;
         let (size, mtime_ns, ctime_ns, ino) = stamp(meta);
-        let same = (e.size, e.mtime_ns, e.ctime_ns, e.ino) == (size, mtime_ns, ctime_ns, ino);
-        (same && store.has_blob(&e.blob)).then_some(e.blob)
+        ((e.size, e.mtime_ns, e.ctime_ns, e.ino) == (size, mtime_ns, ctime_ns, ino)).then_some(e.blob)
     }
 
     /// Remembers `file` as `blob` for the next ingest (unless it changed too recently).

@@ -3,6 +3,7 @@
 //! headings, and the output of each `[artifacts]` hook command (an LLM summariser, an
 //! embedder), cached by (derivation id, hash of the command).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Read;
@@ -17,6 +18,8 @@ use crate::manifest::ArtifactDecl;
 use crate::store::{Id, Store, Writer, fsutil};
 
 pub const SUMMARY: &str = "SUMMARY.md";
+/// Each file's title (its first heading), for INDEX.md without reading every blob again.
+pub const TITLES: &str = "titles.json";
 
 /// The Markdown headings (up to `###`) in the first 64 KiB of a blob, as (level, text).
 pub fn headings(store: &Store, blob: &Id) -> Result<Vec<(usize, String)>> {
@@ -43,13 +46,16 @@ pub fn headings(store: &Store, blob: &Id) -> Result<Vec<(usize, String)>> {
     Ok(out)
 }
 
-/// The built-in summary: every file with its outline. A pure function of the derivation.
-pub fn summary(store: &Store, id: &Id, plan: &DerivationPlan) -> Result<String> {
+/// The built-in summary (every file with its outline, a pure function of the derivation) and
+/// each file's title.
+pub fn summary(store: &Store, id: &Id, plan: &DerivationPlan) -> Result<(String, BTreeMap<String, String>)> {
     let mut s = format!("# Summary of derivation {id}\n\n{} files.\n\n", plan.files.len());
+    let mut titles = BTreeMap::new();
     for (path, origin) in &plan.files {
         let hs = headings(store, &origin.blob)?;
         match hs.split_first() {
             Some(((_, title), rest)) => {
+                titles.insert(path.to_string(), title.clone());
                 writeln!(s, "- `{path}`: {title}").expect("string");
                 for (level, h) in rest {
                     writeln!(s, "{}- {h}", "  ".repeat(level.saturating_sub(1).max(1))).expect("string");
@@ -58,7 +64,12 @@ pub fn summary(store: &Store, id: &Id, plan: &DerivationPlan) -> Result<String> 
             None => writeln!(s, "- `{path}`").expect("string"),
         }
     }
-    Ok(s)
+    Ok((s, titles))
+}
+
+/// The titles of a derivation's files, when its artifacts have been computed.
+pub fn titles(store: &Store, id: &Id) -> Option<BTreeMap<String, String>> {
+    serde_json::from_slice(&fs::read(artifacts_dir(store, id).join(TITLES)).ok()?).ok()
 }
 
 fn artifacts_dir(store: &Store, id: &Id) -> PathBuf {
@@ -95,8 +106,10 @@ impl Writer<'_> {
         let dir = artifacts_dir(self.store, id);
         fsutil::create_dir(&dir)?;
         let summary_path = dir.join(SUMMARY);
-        if !summary_path.exists() {
-            let text = summary(self.store, id, plan)?;
+        if !summary_path.exists() || !dir.join(TITLES).exists() {
+            let (text, titles) = summary(self.store, id, plan)?;
+            let titles = serde_json::to_vec(&titles).expect("titles serialize");
+            fsutil::write_atomic_mode(&self.store.tmp_dir(), &dir.join(TITLES), &titles, 0o444)?;
             fsutil::write_atomic_mode(&self.store.tmp_dir(), &summary_path, text.as_bytes(), 0o444)?;
         }
         let mut failures = Vec::new();
