@@ -48,7 +48,7 @@ impl Writer<'_> {
         let dest = self.store.blob_path(&id);
         if fs::symlink_metadata(&dest).is_err() {
             super::fsutil::write_atomic_mode(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
-            self.count_blob(bytes.len() as u64);
+            self.count_blob(&dest, bytes.len() as u64);
         }
         Ok(id)
     }
@@ -85,7 +85,7 @@ impl Writer<'_> {
             return Ok(id);
         }
         fs::rename(&tmp, &dest).map_err(Error::io("rename into place", &dest))?;
-        self.count_blob(total);
+        self.count_blob(&dest, total);
         Ok(id)
     }
 }

@@ -194,20 +194,14 @@ impl Writer<'_> {
     /// Writes a generation object and its index entry (not yet durable, ref not moved).
     pub fn put_generation(&self, generation: &Generation) -> Result<Id> {
         let id = generation.id();
-        self.mark_dirty();
         let store = self.store;
         let tmp = store.tmp_dir();
-        super::fsutil::write_atomic_mode(
-            &tmp,
-            &store.generation_path(generation.kind, &id),
-            &canonical::encode(generation),
-            0o444,
-        )?;
-        super::fsutil::write_atomic(
-            &tmp,
-            &store.index_path(generation.kind, generation.seq),
-            format!("{id}\n").as_bytes(),
-        )?;
+        let path = store.generation_path(generation.kind, &id);
+        super::fsutil::write_atomic_mode(&tmp, &path, &canonical::encode(generation), 0o444)?;
+        self.mark_written(&path);
+        let index = store.index_path(generation.kind, generation.seq);
+        super::fsutil::write_atomic(&tmp, &index, format!("{id}\n").as_bytes())?;
+        self.mark_written(&index);
         Ok(id)
     }
 

@@ -20,7 +20,11 @@ pub struct Writer<'s> {
     new_blob_bytes: AtomicU64,
     new_trees: AtomicUsize,
     dirty: AtomicBool,
+    written: std::sync::Mutex<Vec<std::path::PathBuf>>,
 }
+
+/// Up to this many written files are fsynced one by one; more take a `syncfs`.
+const FEW: usize = 64;
 
 /// What a writer added to the store.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -52,6 +56,7 @@ impl Store {
             new_blob_bytes: AtomicU64::new(0),
             new_trees: AtomicUsize::new(0),
             dirty: AtomicBool::new(false),
+            written: std::sync::Mutex::new(Vec::new()),
         })
     }
 }
@@ -74,14 +79,14 @@ pub(crate) fn lock_exclusive(root: &Path) -> Result<File> {
 }
 
 impl Writer<'_> {
-    pub(super) fn count_blob(&self, bytes: u64) {
-        self.mark_dirty();
+    pub(super) fn count_blob(&self, path: &Path, bytes: u64) {
+        self.mark_written(path);
         self.new_blobs.fetch_add(1, Ordering::Relaxed);
         self.new_blob_bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
-    pub(super) fn count_tree(&self) {
-        self.mark_dirty();
+    pub(super) fn count_tree(&self, path: &Path) {
+        self.mark_written(path);
         self.new_trees.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -93,17 +98,38 @@ impl Writer<'_> {
         }
     }
 
-    /// Notes that an object was written that a ref, lock or profile may come to name.
+    /// Notes that many objects were written (a directory of them): the next sync is a `syncfs`.
     pub(crate) fn mark_dirty(&self) {
         self.dirty.store(true, Ordering::Relaxed);
     }
 
-    /// Makes every object written so far durable at once, before a ref may point at them.
-    /// Nothing written, nothing to sync (`syncfs` would wait for unrelated writes too).
-    pub fn sync(&self) -> Result<()> {
-        if !self.dirty.swap(false, Ordering::Relaxed) {
-            return Ok(());
+    /// Notes one object file written; a few of them are synced one by one.
+    pub(crate) fn mark_written(&self, path: &Path) {
+        let mut written = self.written.lock().expect("not poisoned");
+        if written.len() < FEW {
+            written.push(path.to_path_buf());
+        } else {
+            self.dirty.store(true, Ordering::Relaxed);
         }
-        super::fsutil::sync_filesystem(self.store.root())
+    }
+
+    /// Makes every object written so far durable at once, before a ref may point at them:
+    /// a few files are fsynced (with their directories) in parallel, more take one `syncfs`
+    /// (which also waits for other processes' writes to the file system, so it is kept for
+    /// big batches, like git's `core.fsyncMethod=batch`). Nothing written, nothing to sync.
+    pub fn sync(&self) -> Result<()> {
+        let written = std::mem::take(&mut *self.written.lock().expect("not poisoned"));
+        if self.dirty.swap(false, Ordering::Relaxed) {
+            return super::fsutil::sync_filesystem(self.store.root());
+        }
+        let mut dirs: Vec<&Path> = written.iter().filter_map(|p| p.parent()).collect();
+        dirs.sort();
+        dirs.dedup();
+        use rayon::prelude::*;
+        written
+            .par_iter()
+            .map(|p| p.as_path())
+            .chain(dirs.into_par_iter())
+            .try_for_each(|p| File::open(p).and_then(|f| f.sync_all()).map_err(Error::io("sync", p)))
     }
 }

@@ -218,7 +218,7 @@ impl Writer<'_> {
         let dest = self.store.tree_path(&id);
         if fs::symlink_metadata(&dest).is_err() {
             super::fsutil::write_atomic_mode(&self.store.tmp_dir(), &dest, &bytes, 0o444)?;
-            self.count_tree();
+            self.count_tree(&dest);
         }
         Ok(id)
     }
