@@ -106,7 +106,8 @@ pub(crate) fn ingest_with(
             (1, None)
         }
         Layout::File(path) => {
-            let id = writer.put_blob_file(&path)?;
+            let len = std::fs::metadata(&path).map_err(Error::io("stat", &path))?.len();
+            let id = writer.put_blob_file(&path, len)?;
             editor.put_blob(&dest.path, id)?;
             (1, None)
         }
@@ -120,7 +121,7 @@ pub(crate) fn ingest_with(
                     // An unchanged file (by the stat cache) is not read again.
                     let id = match cache.lookup(abs, &meta) {
                         Some(id) => id,
-                        None => writer.put_blob_file(abs)?,
+                        None => writer.put_blob_file(abs, meta.len())?,
                     };
                     cache.record(abs, &meta, id);
                     bar.inc(1);
@@ -208,7 +209,7 @@ pub(crate) fn ingest_with(
     };
 
     crate::fault::point("ingest.trees");
-    let changes = diff_trees(store, old_root.as_ref(), Some(&new_root), &StorePath::root())?;
+    let changes = diff_trees(writer, old_root.as_ref(), Some(&new_root), &StorePath::root())?;
     if let Some(cache) = stat_cache {
         cache.save(writer)?;
     }

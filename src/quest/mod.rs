@@ -324,18 +324,31 @@ impl Writer<'_> {
     /// the changed paths' prefixes.
     pub fn mark_stale(&self, kind: Kind, changes: &[Change], tagged: &[StorePath]) -> Result<QuestIo> {
         let mut io = QuestIo::default();
-        let mut reasons: BTreeMap<Id, Vec<(StorePath, String)>> = BTreeMap::new();
+        if !self.store.reverse_path(kind, &StorePath::root()).parent().is_some_and(Path::is_dir) {
+            return Ok(io); // no quest reads this kind
+        }
         let changed = changes
             .iter()
             .map(|c| (c.path.clone(), describe(kind, c)))
             .chain(tagged.iter().map(|p| (p.clone(), format!("{kind}/{p}: new version"))));
-        for (path, reason) in changed {
-            for prefix in prefixes(&path) {
-                for quest in self.store.reverse_entries(kind, &prefix) {
-                    reasons.entry(quest).or_default().push((path.clone(), reason.clone()));
-                }
+        // Many changed paths share prefixes: each prefix's index file is read once.
+        let mut by_prefix: BTreeMap<StorePath, Vec<usize>> = BTreeMap::new();
+        let changed: Vec<(StorePath, String)> = changed.collect();
+        for (i, (path, _)) in changed.iter().enumerate() {
+            for prefix in prefixes(path) {
+                by_prefix.entry(prefix).or_default().push(i);
             }
         }
+        let mut hit: BTreeMap<Id, BTreeSet<usize>> = BTreeMap::new();
+        for (prefix, paths) in by_prefix {
+            for quest in self.store.reverse_entries(kind, &prefix) {
+                hit.entry(quest).or_default().extend(paths.iter().copied());
+            }
+        }
+        let reasons: BTreeMap<Id, Vec<(StorePath, String)>> = hit
+            .into_iter()
+            .map(|(quest, paths)| (quest, paths.into_iter().map(|i| changed[i].clone()).collect()))
+            .collect();
         for (id, hits) in reasons {
             let Some(mut quest) = self.store.read_quest(&id)? else { continue };
             io.read += 1;

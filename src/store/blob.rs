@@ -54,13 +54,14 @@ impl Writer<'_> {
     }
 
     /// Stores the content of the regular file at `path`, streaming large files so memory use
-    /// stays flat whatever the size.
-    pub fn put_blob_file(&self, path: &Path) -> Result<Id> {
+    /// stays flat whatever the size. `len` is its size from a `stat` the caller already made.
+    pub fn put_blob_file(&self, path: &Path, len: u64) -> Result<Id> {
         let mut file = File::open(path).map_err(Error::io("open", path))?;
-        let len = file.metadata().map_err(Error::io("stat", path))?.len();
         if len <= IN_MEMORY_LIMIT {
-            let mut bytes = Vec::with_capacity(len as usize);
-            file.read_to_end(&mut bytes).map_err(Error::io("read", path))?;
+            // Reading through `Take` skips the `fstat` and `lseek` that `File::read_to_end`
+            // makes for its size hint; a file that grew since the stat is still read whole.
+            let mut bytes = Vec::with_capacity(len as usize + 1);
+            Read::take(&mut file, u64::MAX).read_to_end(&mut bytes).map_err(Error::io("read", path))?;
             return self.put_blob_bytes(&bytes);
         }
         self.put_blob_reader(&mut file, path)

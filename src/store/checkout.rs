@@ -86,11 +86,11 @@ impl Writer<'_> {
         fsutil::sync_dir(&store.spare_dir())?;
         crate::fault::point("latest.spare-dirty");
         match spare_tree {
-            Some(tree) => apply_diff(store, &spare, Some(&tree), root)?,
+            Some(tree) => apply_diff(self, &spare, Some(&tree), root)?,
             None => {
                 remove_readonly_tree(&spare)?;
                 fs::create_dir(&spare).map_err(Error::io("create directory", &spare))?;
-                apply_diff(store, &spare, None, root)?;
+                apply_diff(self, &spare, None, root)?;
             }
         }
         let spare_id = ident(&spare)?;
@@ -201,8 +201,11 @@ fn walkdir(dir: &Path) -> Result<Vec<(PathBuf, bool)>> {
 }
 
 /// Tracks directories made writable during an update, to make them read-only again.
+#[derive(Default)]
 struct Unlocked {
     dirs: BTreeSet<PathBuf>,
+    /// Directories seen to exist, so each is checked once.
+    known: std::collections::HashSet<PathBuf>,
 }
 
 impl Unlocked {
@@ -219,11 +222,12 @@ impl Unlocked {
         let mut dir = root.to_path_buf();
         for name in rel.components() {
             let next = dir.join(name);
-            if fs::symlink_metadata(&next).is_err() {
+            if !self.known.contains(&next) && fs::symlink_metadata(&next).is_err() {
                 self.open(&dir)?;
                 fs::create_dir(&next).map_err(Error::io("create directory", &next))?;
                 self.dirs.insert(next.clone());
             }
+            self.known.insert(next.clone());
             dir = next;
         }
         Ok(())
@@ -240,9 +244,10 @@ impl Unlocked {
 }
 
 /// Updates the checkout at `dir` from tree `old` to tree `new`, touching only changed paths.
-fn apply_diff(store: &Store, dir: &Path, old: Option<&Id>, new: &Id) -> Result<()> {
-    let changes = diff_trees(store, old, Some(new), &StorePath::root())?;
-    let mut unlocked = Unlocked { dirs: BTreeSet::new() };
+fn apply_diff(writer: &Writer, dir: &Path, old: Option<&Id>, new: &Id) -> Result<()> {
+    let store = writer.store;
+    let changes = diff_trees(writer, old, Some(new), &StorePath::root())?;
+    let mut unlocked = Unlocked::default();
     let mut emptied = BTreeSet::new();
     for c in changes.iter().filter(|c| c.change == ChangeKind::Removed) {
         let path = dir.join(c.path.as_str());
@@ -310,7 +315,7 @@ pub(crate) fn fill_tree(
     files: &[(String, Id)],
     place: &dyn Fn(&Id, &Path) -> Result<()>,
 ) -> Result<()> {
-    let mut unlocked = Unlocked { dirs: BTreeSet::new() };
+    let mut unlocked = Unlocked::default();
     unlocked.open(root)?;
     for (path, blob) in files {
         let rel = StorePath::new(path).expect("tree paths are validated");

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use super::tree::{EntryKind, Tree};
-use super::{Id, Store};
+use super::Id;
+use super::tree::{EntryKind, Tree, TreeSource};
 use crate::diagnostics::Result;
 use crate::locator::StorePath;
 
@@ -46,18 +46,18 @@ impl Serialize for StorePath {
 /// The file changes from tree `old` to tree `new` (either may be absent), with paths prefixed
 /// by `base`, in tree order (depth first, names bytewise).
 pub fn diff_trees(
-    store: &Store,
+    trees: &dyn TreeSource,
     old: Option<&Id>,
     new: Option<&Id>,
     base: &StorePath,
 ) -> Result<Vec<Change>> {
     let mut out = Vec::new();
-    diff_into(store, old, new, base, &mut out)?;
+    diff_into(trees, old, new, base, &mut out)?;
     Ok(out)
 }
 
 fn diff_into(
-    store: &Store,
+    trees: &dyn TreeSource,
     old: Option<&Id>,
     new: Option<&Id>,
     base: &StorePath,
@@ -68,11 +68,11 @@ fn diff_into(
     }
     let empty = Tree::default();
     let old_tree = match old {
-        Some(id) => store.read_tree(id)?,
+        Some(id) => trees.tree(id)?,
         None => empty.clone(),
     };
     let new_tree = match new {
-        Some(id) => store.read_tree(id)?,
+        Some(id) => trees.tree(id)?,
         None => empty,
     };
     let (a, b) = (old_tree.entries(), new_tree.entries());
@@ -121,7 +121,7 @@ fn diff_into(
         // Subtrees on either side.
         let (old_sub, new_sub) = (side(left, EntryKind::Tree), side(right, EntryKind::Tree));
         if old_sub.is_some() || new_sub.is_some() {
-            diff_into(store, old_sub.as_ref(), new_sub.as_ref(), &path, out)?;
+            diff_into(trees, old_sub.as_ref(), new_sub.as_ref(), &path, out)?;
         }
     }
     Ok(())

@@ -41,9 +41,11 @@ pub fn write_atomic_mode(tmp_dir: &Path, dest: &Path, bytes: &[u8], mode: u32) -
 /// cleared when the lock is taken.
 pub fn temp_path(tmp_dir: &Path, dest: &Path) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let pid = PID.get_or_init(std::process::id);
     let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    tmp_dir.join(format!(".{name}.{}.{n}", std::process::id()))
+    tmp_dir.join(format!(".{name}.{pid}.{n}"))
 }
 
 /// Creates a new file with `mode` set at creation (no separate chmod).
@@ -73,8 +75,9 @@ pub fn open_object(path: &Path) -> io::Result<File> {
 /// Reads a store object (see [`open_object`]).
 pub fn read_object(path: &Path) -> io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut bytes = Vec::new();
-    open_object(path)?.read_to_end(&mut bytes)?;
+    let mut bytes = Vec::with_capacity(4096);
+    // Through `Take`, to skip the `fstat` and `lseek` of `File::read_to_end`'s size hint.
+    open_object(path)?.take(u64::MAX).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 

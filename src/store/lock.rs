@@ -21,6 +21,8 @@ pub struct Writer<'s> {
     new_trees: AtomicUsize,
     dirty: AtomicBool,
     written: std::sync::Mutex<Vec<std::path::PathBuf>>,
+    /// Trees this writer stored, so diffing what it just wrote reads nothing back.
+    pub(super) trees: std::sync::Mutex<std::collections::HashMap<super::Id, super::tree::Tree>>,
 }
 
 /// Up to this many written files are fsynced one by one; more take a `syncfs`.
@@ -57,6 +59,7 @@ impl Store {
             new_trees: AtomicUsize::new(0),
             dirty: AtomicBool::new(false),
             written: std::sync::Mutex::new(Vec::new()),
+            trees: Default::default(),
         })
     }
 }

@@ -124,6 +124,15 @@ impl TreeSource for Store {
     }
 }
 
+impl TreeSource for Writer<'_> {
+    fn tree(&self, id: &Id) -> Result<Tree> {
+        if let Some(t) = self.trees.lock().expect("tree cache").get(id) {
+            return Ok(t.clone());
+        }
+        self.store.read_tree(id)
+    }
+}
+
 /// Trees computed in memory (a source folder hashed without writing), over an optional Store.
 pub struct Overlay<'s> {
     pub store: Option<&'s Store>,
@@ -220,6 +229,7 @@ impl Writer<'_> {
             super::fsutil::write_atomic_mode(&self.store.tmp_dir(), &dest, &bytes, 0o444)?;
             self.count_tree(&dest);
         }
+        self.trees.lock().expect("tree cache").insert(id, tree.clone());
         Ok(id)
     }
 }
