@@ -481,6 +481,76 @@ fn latest_is_refreshed_in_place_for_changed_paths_only() {
     env.run(&["verify"]).ok();
 }
 
+/// Files of a listing with their content hash, directories by name only (modes and inodes
+/// differ between a source and its checkout).
+fn shape(dir: &std::path::Path) -> Vec<(String, String)> {
+    common::listing(dir)
+        .into_iter()
+        .map(|(p, what)| {
+            (
+                p,
+                what.split_once(' ')
+                    .map_or(String::new(), |(_, w)| w.split(" ino=").next().unwrap().to_string()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn latest_follows_every_shape_of_change_and_objects_leave_no_temp_files() {
+    let env = TestEnv::new();
+    let src = env.project.join("src");
+    let steps: [&dyn Fn(); 4] = [
+        &|| {
+            for i in 0..40 {
+                env.write(&format!("src/d{}/e{}/f{i}.md", i % 3, i % 5), &format!("{i}\n"));
+            }
+            env.write("src/top.md", "top\n");
+        },
+        // New deep directories under existing read-only ones, a modified file, a removed subtree.
+        &|| {
+            env.write("src/d0/e0/new/deeper/g.md", "g\n");
+            env.write("src/d1/e1/f1.md", "changed\n");
+            fs::remove_dir_all(src.join("d2")).unwrap();
+        },
+        // A file becomes a directory and a directory becomes a file.
+        &|| {
+            fs::remove_file(src.join("top.md")).unwrap();
+            env.write("src/top.md/inner.md", "inner\n");
+            fs::remove_dir_all(src.join("d1/e1")).unwrap();
+            env.write("src/d1/e1", "now a file\n");
+        },
+        // Back to the first shape's spare buffer, which holds step 2's tree.
+        &|| {
+            env.write("src/d0/e0/f0.md", "again\n");
+        },
+    ];
+    for (i, step) in steps.iter().enumerate() {
+        step();
+        env.run(&["ingest", "rules/", src.to_str().unwrap()]).ok();
+        let latest = env.store.join("latest/rules");
+        assert_eq!(shape(&latest), shape(&src), "step {i}: latest/ shows the source");
+        for (path, what) in common::listing(&latest) {
+            let want = if what.contains(" dir ") { "555" } else { "444" };
+            assert!(what.starts_with(want), "step {i}: {path} is {what}");
+        }
+        assert_eq!(fs::read_dir(env.store.join("tmp")).unwrap().count(), 0, "step {i}: tmp/ is empty");
+        for sub in ["blobs", "trees"] {
+            for p in common::walk(&env.store.join(sub)).into_iter().filter(|p| p.is_file()) {
+                let name = p.file_name().unwrap().to_str().unwrap();
+                let hex = name.strip_suffix(".json").unwrap_or(name);
+                assert!(
+                    hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+                    "stray {}",
+                    p.display()
+                );
+                assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o444);
+            }
+        }
+    }
+    env.run(&["verify"]).ok();
+}
+
 #[test]
 fn global_flags_directory_and_default_store_location() {
     let env = TestEnv::new();

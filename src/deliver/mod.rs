@@ -259,7 +259,7 @@ pub fn activate(
     let index = delivery.index_text(store)?;
     fsutil::write_atomic_mode(&tmp, &stage.join(INDEX), index.as_bytes(), 0o444)?;
     let files: Vec<(String, Id)> = delivery.files.iter().map(|(p, (_, b))| (p.clone(), *b)).collect();
-    let reused = std::cell::Cell::new(0);
+    let reused = std::sync::atomic::AtomicUsize::new(0);
     fill_tree(&stage, &files, &|blob, dest| {
         let rel = dest.strip_prefix(&stage).expect("staged below the stage").to_string_lossy();
         let unchanged = previous.is_some_and(|p| {
@@ -270,7 +270,7 @@ pub fn activate(
         let regular = fs::symlink_metadata(&old).is_ok_and(|m| m.is_file());
         let copies = matches!(mode, Mode::Auto | Mode::Copy | Mode::Reflink);
         if unchanged && regular && copies && fs::hard_link(&old, dest).is_ok() {
-            reused.set(reused.get() + 1);
+            reused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return Ok(());
         }
         place(store, blob, dest, mode)
@@ -309,7 +309,7 @@ pub fn activate(
     let bytes = serde_json::to_vec(&record).expect("a record serializes");
     fsutil::write_atomic(state_dir, &state_dir.join(RECORD), &bytes)?;
     crate::fault::point("activate.recorded");
-    Ok(Placed { files: files.len(), reused: reused.get() })
+    Ok(Placed { files: files.len(), reused: reused.into_inner() })
 }
 
 /// Writes `delivery` into the new directory `dir` (a checkout for replay): read-only copies and

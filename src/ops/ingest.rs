@@ -180,7 +180,7 @@ pub(crate) fn ingest_with(
                 let tree = store.lookup(&root, &dest.path)?.map_or_else(Tree::empty_id, |(_, id)| id);
                 (root, tree)
             } else {
-                let tree = dir.build(&mut |t| writer.put_tree(t))?.unwrap_or_else(Tree::empty_id);
+                let tree = dir.store(writer)?.unwrap_or_else(Tree::empty_id);
                 (old_root.unwrap_or_else(Tree::empty_id), tree)
             };
             let already = existing

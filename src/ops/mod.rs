@@ -105,16 +105,27 @@ pub(crate) fn stage_generation(
 }
 
 /// Makes every staged object durable at once, then moves each ref and refreshes `latest/`.
+/// The spare checkouts are filled while the sync runs: they are derived state, which readers
+/// see only through the swap after the ref moved.
 pub(crate) fn publish(writer: &Writer, staged: &[GenRef]) -> Result<()> {
     crate::fault::point("publish.staged");
-    writer.sync()?;
+    let (synced, swaps) = std::thread::scope(|s| {
+        let sync = s.spawn(|| writer.sync());
+        let swaps: Result<Vec<bool>> =
+            staged.iter().map(|g| writer.stage_latest(g.generation.kind, &g.generation.root)).collect();
+        (sync.join().expect("the sync thread does not panic"), swaps)
+    });
+    synced?;
+    let swaps = swaps?;
     crate::fault::point("publish.synced");
     for g in staged {
         writer.set_ref(g.generation.kind, &g.id)?;
     }
     crate::fault::point("publish.ref");
-    for g in staged {
-        writer.refresh_latest(g.generation.kind, &g.generation.root)?;
+    for (g, swap) in staged.iter().zip(swaps) {
+        if swap {
+            writer.swap_latest(g.generation.kind)?;
+        }
         crate::fault::point("publish.latest");
         writer.update_version_index(g)?;
     }

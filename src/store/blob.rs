@@ -47,7 +47,7 @@ impl Writer<'_> {
         let id = Id::of_bytes(bytes);
         let dest = self.store.blob_path(&id);
         if fs::symlink_metadata(&dest).is_err() {
-            super::fsutil::write_atomic_mode(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
+            super::fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
             self.count_blob(&dest, bytes.len() as u64);
         }
         Ok(id)

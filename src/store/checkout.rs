@@ -13,6 +13,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use rustix::fs::{CWD, RenameFlags};
 use serde::{Deserialize, Serialize};
 
@@ -62,6 +63,23 @@ impl Writer<'_> {
 
     /// Makes `latest/<kind>` show the tree `root`.
     pub fn refresh_latest(&self, kind: Kind, root: &Id) -> Result<()> {
+        if self.stage_latest(kind, root)? {
+            self.swap_latest(kind)?;
+        }
+        Ok(())
+    }
+
+    /// Shows the staged spare checkout in `latest/<kind>` (after [`Writer::stage_latest`]).
+    pub fn swap_latest(&self, kind: Kind) -> Result<()> {
+        swap(&self.store.latest_checkout(kind), &self.store.spare_checkout(kind))?;
+        crate::fault::point("latest.swapped");
+        Ok(())
+    }
+
+    /// Brings the spare checkout of `kind` to the tree `root`, unseen by readers until
+    /// [`Writer::swap_latest`]; false when `latest/<kind>` already shows `root` (nothing to
+    /// swap).
+    pub fn stage_latest(&self, kind: Kind, root: &Id) -> Result<bool> {
         let store = self.store;
         let (latest, spare) = (store.latest_checkout(kind), store.spare_checkout(kind));
         fsutil::create_dir(&store.latest_dir())?;
@@ -77,7 +95,8 @@ impl Writer<'_> {
         let (latest_id, spare_id) = (ident(&latest)?, ident(&spare)?);
         state.checkouts.retain(|k, _| *k == latest_id || *k == spare_id);
         if state.checkouts.get(&latest_id) == Some(root) {
-            return self.write_state(kind, &state);
+            self.write_state(kind, &state)?;
+            return Ok(false);
         }
 
         // The spare is about to change: until it is done its content is unknown.
@@ -97,9 +116,7 @@ impl Writer<'_> {
         state.checkouts.insert(spare_id, *root);
         self.write_state(kind, &state)?;
         crate::fault::point("latest.applied");
-        swap(&latest, &spare)?;
-        crate::fault::point("latest.swapped");
-        Ok(())
+        Ok(true)
     }
 
     /// Finishes a two-rename swap that a crash interrupted (file systems without
@@ -204,8 +221,6 @@ fn walkdir(dir: &Path) -> Result<Vec<(PathBuf, bool)>> {
 #[derive(Default)]
 struct Unlocked {
     dirs: BTreeSet<PathBuf>,
-    /// Directories seen to exist, so each is checked once.
-    known: std::collections::HashSet<PathBuf>,
 }
 
 impl Unlocked {
@@ -217,30 +232,57 @@ impl Unlocked {
         Ok(())
     }
 
-    /// Creates `dir` and its missing parents below `root`, each left writable for now.
-    fn ensure_dir(&mut self, root: &Path, rel: &StorePath) -> Result<()> {
-        let mut dir = root.to_path_buf();
-        for name in rel.components() {
-            let next = dir.join(name);
-            if !self.known.contains(&next) && fs::symlink_metadata(&next).is_err() {
-                self.open(&dir)?;
-                fs::create_dir(&next).map_err(Error::io("create directory", &next))?;
-                self.dirs.insert(next.clone());
+    /// Makes each directory of `rels` (relative to `root`) exist and be writable for now:
+    /// missing ones and their missing parents are created level by level, each level in
+    /// parallel (a fresh checkout has tens of thousands of directories).
+    fn prepare(&mut self, root: &Path, rels: &BTreeSet<&str>) -> Result<()> {
+        let mut levels: BTreeMap<usize, BTreeSet<&str>> = BTreeMap::new();
+        for rel in rels {
+            let mut p = *rel;
+            while !p.is_empty() && levels.entry(p.matches('/').count()).or_default().insert(p) {
+                p = p.rfind('/').map_or("", |i| &p[..i]);
             }
-            self.known.insert(next.clone());
-            dir = next;
+        }
+        // Below a directory created here nothing can exist yet, so nothing is looked up.
+        let mut created: std::collections::HashSet<&str> = Default::default();
+        for level in levels.into_values() {
+            let missing: Vec<&str> = level
+                .into_par_iter()
+                .filter(|rel| {
+                    created.contains(parent_str(rel)) || fs::symlink_metadata(root.join(rel)).is_err()
+                })
+                .collect();
+            let parents: BTreeSet<&str> = missing.iter().map(|rel| parent_str(rel)).collect();
+            for p in parents {
+                self.open(&root.join(p))?;
+            }
+            missing.par_iter().try_for_each(|rel| {
+                let path = root.join(rel);
+                fs::create_dir(&path).map_err(Error::io("create directory", &path))
+            })?;
+            for rel in missing {
+                self.dirs.insert(root.join(rel));
+                created.insert(rel);
+            }
+        }
+        for rel in rels {
+            self.open(&root.join(rel))?;
         }
         Ok(())
     }
 
     fn close(self) -> Result<()> {
-        for dir in self.dirs.iter().rev() {
-            if fs::symlink_metadata(dir).is_ok() {
-                fsutil::set_mode(dir, DIR_MODE_RO)?;
-            }
-        }
-        Ok(())
+        // A directory removed during the update may be a file (a hardlinked blob) by now.
+        self.dirs.par_iter().try_for_each(|dir| match fs::symlink_metadata(dir) {
+            Ok(m) if m.is_dir() => fsutil::set_mode(dir, DIR_MODE_RO),
+            _ => Ok(()),
+        })
     }
+}
+
+/// The directory part of a relative path (`""` for a top-level name).
+fn parent_str(rel: &str) -> &str {
+    rel.rfind('/').map_or("", |i| &rel[..i])
 }
 
 /// Updates the checkout at `dir` from tree `old` to tree `new`, touching only changed paths.
@@ -272,30 +314,21 @@ fn apply_diff(writer: &Writer, dir: &Path, old: Option<&Id>, new: &Id) -> Result
             d = parent;
         }
     }
-    for c in changes.iter().filter(|c| c.change != ChangeKind::Removed) {
-        let rel_parent = parent_of(&c.path);
-        unlocked.ensure_dir(dir, &rel_parent)?;
-        let parent = dir.join(rel_parent.as_str());
-        unlocked.open(&parent)?;
+    let placed: Vec<_> = changes.iter().filter(|c| c.change != ChangeKind::Removed).collect();
+    unlocked.open(dir)?;
+    unlocked.prepare(dir, &placed.iter().map(|c| parent_str(c.path.as_str())).collect())?;
+    placed.par_iter().try_for_each(|c| {
         let path = dir.join(c.path.as_str());
         if c.change == ChangeKind::Modified {
             fs::remove_file(&path).map_err(Error::io("remove", &path))?;
         }
         match link_blob(store, c.new.as_ref().expect("added or modified"), &path) {
             // latest/ shows everything but what `memorix purge` erased.
-            Err(Error::Purged { .. }) => {}
-            other => other?,
+            Err(Error::Purged { .. }) => Ok(()),
+            other => other,
         }
-    }
-    unlocked.open(dir)?;
+    })?;
     unlocked.close()
-}
-
-fn parent_of(path: &StorePath) -> StorePath {
-    match path.as_str().rfind('/') {
-        Some(i) => StorePath::new(&path.as_str()[..i]).expect("a prefix of a valid path is valid"),
-        None => StorePath::root(),
-    }
 }
 
 fn is_empty_dir(d: &Path) -> bool {
@@ -313,15 +346,12 @@ pub(crate) fn link_tree(store: &Store, root: &Path, files: &[(String, Id)]) -> R
 pub(crate) fn fill_tree(
     root: &Path,
     files: &[(String, Id)],
-    place: &dyn Fn(&Id, &Path) -> Result<()>,
+    place: &(dyn Fn(&Id, &Path) -> Result<()> + Sync),
 ) -> Result<()> {
     let mut unlocked = Unlocked::default();
     unlocked.open(root)?;
-    for (path, blob) in files {
-        let rel = StorePath::new(path).expect("tree paths are validated");
-        unlocked.ensure_dir(root, &parent_of(&rel))?;
-        place(blob, &root.join(path))?;
-    }
+    unlocked.prepare(root, &files.iter().map(|(path, _)| parent_str(path)).collect())?;
+    files.par_iter().try_for_each(|(path, blob)| place(blob, &root.join(path)))?;
     unlocked.close()
 }
 

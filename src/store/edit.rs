@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
+
 use super::tree::{Entry, EntryKind, Tree};
 use super::{Id, Store, Writer};
 use crate::diagnostics::Result;
@@ -133,7 +135,7 @@ impl<'s> TreeEditor<'s> {
 
     /// Writes every changed directory bottom-up and returns the new root tree id.
     pub fn write(self, writer: &Writer) -> Result<Id> {
-        match self.root.build(&mut |t| writer.put_tree(t))? {
+        match self.root.store(writer)? {
             Some(id) => Ok(id),
             None => writer.put_tree(&Tree::default()),
         }
@@ -178,6 +180,19 @@ fn merge_into(store: &Store, target: &mut Dir, incoming: Dir) -> Result<()> {
 }
 
 impl Dir {
+    /// Stores every changed directory and returns this one's tree id (`None` when empty). Ids
+    /// are computed bottom-up in memory first, so the files can then be written in parallel.
+    pub fn store(self, writer: &Writer) -> Result<Option<Id>> {
+        let mut trees = Vec::new();
+        let root = self.build(&mut |t| {
+            let id = t.id();
+            trees.push(t.clone());
+            Ok(id)
+        })?;
+        trees.par_iter().try_for_each(|t| writer.put_tree(t).map(drop))?;
+        Ok(root)
+    }
+
     /// Hands every changed directory to `sink` bottom-up (which stores it, or keeps it in
     /// memory) and returns the directory's tree id; `None` when empty (empty directories are
     /// not stored).

@@ -36,6 +36,48 @@ pub fn write_atomic_mode(tmp_dir: &Path, dest: &Path, bytes: &[u8], mode: u32) -
     })
 }
 
+/// Writes a new immutable store object at `dest`: an unnamed file (`O_TMPFILE`) in `dest`'s
+/// own directory, linked into place once complete, so a crash leaves no half-written object
+/// and no temp file, and parallel writers do not contend on one temp directory. Falls back to
+/// a temp file in `tmp_dir` and a rename where the file system has no `O_TMPFILE`.
+pub fn write_object(tmp_dir: &Path, dest: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    use std::sync::atomic::AtomicBool;
+    static NO_TMPFILE: AtomicBool = AtomicBool::new(false);
+    if !NO_TMPFILE.load(Ordering::Relaxed) {
+        match link_tmpfile(dest, bytes, mode) {
+            // Another thread stored the same content a moment ago.
+            Ok(()) | Err(rustix::io::Errno::EXIST) => return Ok(()),
+            Err(e)
+                if matches!(
+                    e,
+                    rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::ISDIR | rustix::io::Errno::INVAL
+                ) || (e == rustix::io::Errno::NOENT && !Path::new("/proc/self/fd").exists()) =>
+            {
+                NO_TMPFILE.store(true, Ordering::Relaxed);
+            }
+            Err(e) => return Err(Error::io("write", dest)(e.into())),
+        }
+    }
+    write_atomic_mode(tmp_dir, dest, bytes, mode)
+}
+
+fn link_tmpfile(dest: &Path, bytes: &[u8], mode: u32) -> rustix::io::Result<()> {
+    use rustix::fs::{AtFlags, CWD, Mode, OFlags};
+    let dir = dest.parent().expect("an object lives in a directory");
+    let fd =
+        rustix::fs::open(dir, OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC, Mode::from_raw_mode(mode))?;
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match rustix::io::write(&fd, rest) {
+            Ok(n) => rest = &rest[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd));
+    rustix::fs::linkat(CWD, proc_path.as_str(), CWD, dest, AtFlags::SYMLINK_FOLLOW)
+}
+
 /// A fresh temp file name in `tmp_dir` for something that will become `dest`. Unique within
 /// this process; writers of one store never run at once (the store lock), and `tmp/` is
 /// cleared when the lock is taken.

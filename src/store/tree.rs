@@ -226,7 +226,7 @@ impl Writer<'_> {
         let id = canonical::object_id("tree", &bytes);
         let dest = self.store.tree_path(&id);
         if fs::symlink_metadata(&dest).is_err() {
-            super::fsutil::write_atomic_mode(&self.store.tmp_dir(), &dest, &bytes, 0o444)?;
+            super::fsutil::write_object(&self.store.tmp_dir(), &dest, &bytes, 0o444)?;
             self.count_tree(&dest);
         }
         self.trees.lock().expect("tree cache").insert(id, tree.clone());
