@@ -117,11 +117,22 @@ pub(crate) fn ingest_with(
             let ids: Vec<Id> = files
                 .par_iter()
                 .map(|(_, abs)| {
-                    let meta = std::fs::metadata(abs).map_err(Error::io("stat", abs))?;
-                    // An unchanged file (by the stat cache) is not read again.
-                    let id = match cache.lookup(abs, &meta) {
-                        Some(id) => id,
-                        None => writer.put_blob_file(abs, meta.len())?,
+                    // An unchanged file (by the stat cache) is not read again; a file the
+                    // cache does not know is opened at once, its `fstat` then needs no lookup.
+                    let (meta, id) = if cache.knows(abs) {
+                        let meta = std::fs::metadata(abs).map_err(Error::io("stat", abs))?;
+                        match cache.lookup(abs, &meta) {
+                            Some(id) => (meta, id),
+                            None => {
+                                let id = writer.put_blob_file(abs, meta.len())?;
+                                (meta, id)
+                            }
+                        }
+                    } else {
+                        let file = std::fs::File::open(abs).map_err(Error::io("open", abs))?;
+                        let meta = file.metadata().map_err(Error::io("stat", abs))?;
+                        let id = writer.put_blob_open(file, abs, meta.len())?;
+                        (meta, id)
                     };
                     cache.record(abs, &meta, id);
                     bar.inc(1);
@@ -130,6 +141,7 @@ pub(crate) fn ingest_with(
                 .collect::<Result<_>>()?;
             stat_cache = Some(cache);
             bar.finish_and_clear();
+            writer.start_sync();
             crate::fault::point("ingest.blobs");
             let mut dir = Dir::default();
             for ((rel, _), id) in files.iter().zip(ids) {

@@ -56,7 +56,12 @@ impl Writer<'_> {
     /// Stores the content of the regular file at `path`, streaming large files so memory use
     /// stays flat whatever the size. `len` is its size from a `stat` the caller already made.
     pub fn put_blob_file(&self, path: &Path, len: u64) -> Result<Id> {
-        let mut file = File::open(path).map_err(Error::io("open", path))?;
+        let file = File::open(path).map_err(Error::io("open", path))?;
+        self.put_blob_open(file, path, len)
+    }
+
+    /// Like [`Writer::put_blob_file`] for a file already open.
+    pub fn put_blob_open(&self, mut file: File, path: &Path, len: u64) -> Result<Id> {
         if len <= IN_MEMORY_LIMIT {
             // Reading through `Take` skips the `fstat` and `lseek` that `File::read_to_end`
             // makes for its size hint; a file that grew since the stat is still read whole.

@@ -20,6 +20,8 @@ pub struct Writer<'s> {
     new_blob_bytes: AtomicU64,
     new_trees: AtomicUsize,
     dirty: AtomicBool,
+    /// A `syncfs` started early (see [`Writer::start_sync`]).
+    early_sync: std::sync::Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
     written: std::sync::Mutex<Vec<std::path::PathBuf>>,
     /// Trees this writer stored, so diffing what it just wrote reads nothing back.
     pub(super) trees: std::sync::Mutex<std::collections::HashMap<super::Id, super::tree::Tree>>,
@@ -58,6 +60,7 @@ impl Store {
             new_blob_bytes: AtomicU64::new(0),
             new_trees: AtomicUsize::new(0),
             dirty: AtomicBool::new(false),
+            early_sync: Default::default(),
             written: std::sync::Mutex::new(Vec::new()),
             trees: Default::default(),
         })
@@ -116,11 +119,25 @@ impl Writer<'_> {
         }
     }
 
+    /// Starts writing back what this writer wrote so far, in the background, when it is a big
+    /// batch: the disk works while trees and checkouts are computed, and [`Writer::sync`] then
+    /// waits for less. Durability is still [`Writer::sync`]'s promise alone.
+    pub fn start_sync(&self) {
+        if self.dirty.load(Ordering::Relaxed) {
+            let root = self.store.root().to_path_buf();
+            *self.early_sync.lock().expect("not poisoned") =
+                Some(std::thread::spawn(move || super::fsutil::sync_filesystem(&root)));
+        }
+    }
+
     /// Makes every object written so far durable at once, before a ref may point at them:
     /// a few files are fsynced (with their directories) in parallel, more take one `syncfs`
     /// (which also waits for other processes' writes to the file system, so it is kept for
     /// big batches, like git's `core.fsyncMethod=batch`). Nothing written, nothing to sync.
     pub fn sync(&self) -> Result<()> {
+        if let Some(early) = self.early_sync.lock().expect("not poisoned").take() {
+            early.join().expect("the sync thread does not panic")?;
+        }
         let written = std::mem::take(&mut *self.written.lock().expect("not poisoned"));
         if self.dirty.swap(false, Ordering::Relaxed) {
             return super::fsutil::sync_filesystem(self.store.root());

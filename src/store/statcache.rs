@@ -69,6 +69,11 @@ impl Store {
 }
 
 impl StatCache {
+    /// Whether the cache has an entry for `file` (else there is no point in a `stat` first).
+    pub fn knows(&self, file: &Path) -> bool {
+        file.to_str().is_some_and(|f| self.old.contains_key(f))
+    }
+
     /// The blob of `file` when the cache knows it unchanged.
     pub fn lookup(&self, file: &Path, meta: &Metadata) -> Option<Id> {
         let e = self.old.get(file.to_str()?)?;
