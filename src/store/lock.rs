@@ -30,6 +30,9 @@ pub struct Writer<'s> {
 /// Up to this many written files are fsynced one by one; more take a `syncfs`.
 const FEW: usize = 64;
 
+/// Below this many new blob bytes a second `syncfs` costs more than the overlap gains.
+const EARLY_SYNC_BYTES: u64 = 64 << 20;
+
 /// What a writer added to the store.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct WriteStats {
@@ -123,7 +126,7 @@ impl Writer<'_> {
     /// batch: the disk works while trees and checkouts are computed, and [`Writer::sync`] then
     /// waits for less. Durability is still [`Writer::sync`]'s promise alone.
     pub fn start_sync(&self) {
-        if self.dirty.load(Ordering::Relaxed) {
+        if self.dirty.load(Ordering::Relaxed) && self.new_blob_bytes.load(Ordering::Relaxed) >= EARLY_SYNC_BYTES {
             let root = self.store.root().to_path_buf();
             *self.early_sync.lock().expect("not poisoned") =
                 Some(std::thread::spawn(move || super::fsutil::sync_filesystem(&root)));
