@@ -42,8 +42,8 @@ hf() {
     local name=$1 prepare=$2; shift 2
     local args=()
     for c in "$@"; do args+=("$c"); done
-    hyperfine -N --style none --runs "$RUNS" --prepare "$prepare" --export-json "$WORK/$name.json" "${args[@]}" >/dev/null 2>&1 \
-        || hyperfine --style none --runs "$RUNS" --prepare "$prepare" --export-json "$WORK/$name.json" "${args[@]}" >/dev/null
+    hyperfine -N --style none --warmup "${WARMUP:-0}" --runs "$RUNS" --prepare "$prepare" --export-json "$WORK/$name.json" "${args[@]}" >/dev/null 2>&1 \
+        || hyperfine --style none --warmup "${WARMUP:-0}" --runs "$RUNS" --prepare "$prepare" --export-json "$WORK/$name.json" "${args[@]}" >/dev/null
     python3 - "$WORK/$name.json" <<'PY'
 import json, sys, statistics
 for r in json.load(open(sys.argv[1]))["results"]:
@@ -79,13 +79,18 @@ cat > "$WORK/fresh.sh" <<SH
 set -e
 "$WORK/aside.sh" "\$@"
 git init -q "$G"
+# No detached auto-gc after a commit: it would run during the next tool's measurement.
+git -C "$G" config gc.auto 0
+git -C "$G" config maintenance.auto false
 ostree --repo="$O" init --mode=bare-user
 sync
 SH
 chmod +x "$WORK/fresh.sh"
 
 echo "1. initial ingest of $BIG files"
-readarray -t r < <(hf ingest \
+# One warm-up run each: the first inode-heavy run after a while pays for cold metadata caches
+# (whichever tool happens to go first).
+readarray -t r < <(WARMUP=1 hf ingest \
     "$WORK/fresh.sh $S $G $O" \
     "$M --store $S ingest docs/t/ $T" \
     "sh -c '$gitc add -A && $gitc commit -qm x'" \

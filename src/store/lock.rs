@@ -126,7 +126,9 @@ impl Writer<'_> {
     /// batch: the disk works while trees and checkouts are computed, and [`Writer::sync`] then
     /// waits for less. Durability is still [`Writer::sync`]'s promise alone.
     pub fn start_sync(&self) {
-        if self.dirty.load(Ordering::Relaxed) && self.new_blob_bytes.load(Ordering::Relaxed) >= EARLY_SYNC_BYTES {
+        if self.dirty.load(Ordering::Relaxed)
+            && self.new_blob_bytes.load(Ordering::Relaxed) >= EARLY_SYNC_BYTES
+        {
             let root = self.store.root().to_path_buf();
             *self.early_sync.lock().expect("not poisoned") =
                 Some(std::thread::spawn(move || super::fsutil::sync_filesystem(&root)));
