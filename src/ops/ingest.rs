@@ -121,13 +121,11 @@ pub(crate) fn ingest_with(
                     // cache does not know is opened at once, its `fstat` then needs no lookup.
                     let (meta, id) = if cache.knows(abs) {
                         let meta = std::fs::metadata(abs).map_err(Error::io("stat", abs))?;
-                        match cache.lookup(abs, &meta) {
-                            Some(id) => (meta, id),
-                            None => {
-                                let id = writer.put_blob_file(abs, meta.len())?;
-                                (meta, id)
-                            }
-                        }
+                        let id = match cache.lookup(abs, &meta) {
+                            Some(id) => id,
+                            None => writer.put_blob_file(abs, meta.len())?,
+                        };
+                        (meta, id)
                     } else {
                         let file = std::fs::File::open(abs).map_err(Error::io("open", abs))?;
                         let meta = file.metadata().map_err(Error::io("stat", abs))?;

@@ -240,7 +240,7 @@ impl Unlocked {
         for rel in rels {
             let mut p = *rel;
             while !p.is_empty() && levels.entry(p.matches('/').count()).or_default().insert(p) {
-                p = p.rfind('/').map_or("", |i| &p[..i]);
+                p = parent_str(p);
             }
         }
         // Below a directory created here nothing can exist yet, so nothing is looked up.

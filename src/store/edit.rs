@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 
 use super::tree::{Entry, EntryKind, Tree};
-use super::{Id, Store, Writer};
+use super::{Id, Store, Writer, canonical};
 use crate::diagnostics::Result;
 use crate::locator::{Name, StorePath};
 
@@ -185,11 +185,12 @@ impl Dir {
     pub fn store(self, writer: &Writer) -> Result<Option<Id>> {
         let mut trees = Vec::new();
         let root = self.build(&mut |t| {
-            let id = t.id();
-            trees.push(t.clone());
+            let bytes = t.encode();
+            let id = canonical::object_id("tree", &bytes);
+            trees.push((t.clone(), id, bytes));
             Ok(id)
         })?;
-        trees.par_iter().try_for_each(|t| writer.put_tree(t).map(drop))?;
+        trees.par_iter().try_for_each(|(t, id, bytes)| writer.put_encoded_tree(t, *id, bytes))?;
         Ok(root)
     }
 

@@ -224,13 +224,19 @@ impl Writer<'_> {
     pub fn put_tree(&self, tree: &Tree) -> Result<Id> {
         let bytes = tree.encode();
         let id = canonical::object_id("tree", &bytes);
+        self.put_encoded_tree(tree, id, &bytes)?;
+        Ok(id)
+    }
+
+    /// [`Writer::put_tree`] for a tree whose encoding and id are already computed.
+    pub(super) fn put_encoded_tree(&self, tree: &Tree, id: Id, bytes: &[u8]) -> Result<()> {
         let dest = self.store.tree_path(&id);
         if fs::symlink_metadata(&dest).is_err() {
-            super::fsutil::write_object(&self.store.tmp_dir(), &dest, &bytes, 0o444)?;
+            super::fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
             self.count_tree(&dest);
         }
         self.trees.lock().expect("tree cache").insert(id, tree.clone());
-        Ok(id)
+        Ok(())
     }
 }
 
