@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use miette::Diagnostic;
 
-use crate::locator::{Kind, LocatorError};
-use crate::store::id::Id;
+use crate::model::id::Id;
+use crate::model::{Kind, LocatorError};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

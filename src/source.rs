@@ -9,15 +9,13 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Error, Result};
+use crate::model::{EntryKind, Id, Locator, Name, NameProblem, StorePath};
+use crate::store::blob::hash_file;
+use crate::store::edit::Dir;
+use crate::store::tree::Tree;
 use std::collections::HashMap;
 
 use rayon::prelude::*;
-
-use crate::locator::{Locator, Name, NameProblem, StorePath};
-use crate::store::Id;
-use crate::store::blob::hash_file;
-use crate::store::edit::Dir;
-use crate::store::tree::{EntryKind, Tree};
 
 /// One file found in a source: where it goes (relative to the source root) and where it is.
 #[derive(Debug, Clone)]

@@ -5,12 +5,10 @@
 
 use std::path::Path;
 
-use memorix::locator::{Kind, Locator, Name, Selector, StorePath};
 use memorix::lock::{LockedEnvironment, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile};
-use memorix::store::canonical;
+use memorix::model::{EntryKind, Id, IdPrefix, Kind, Locator, Name, Selector, StorePath, canonical};
 use memorix::store::generation::{Generation, GenerationMeta, VersionTag};
-use memorix::store::tree::{Entry, EntryKind, Tree};
-use memorix::store::{Id, IdPrefix};
+use memorix::store::tree::{Entry, Tree};
 use proptest::prelude::*;
 
 fn id() -> impl Strategy<Value = Id> {

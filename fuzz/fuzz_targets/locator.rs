@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use memorix::locator::{Locator, Name, StorePath};
+use memorix::model::{Locator, Name, StorePath};
 use memorix_fuzz::render;
 
 /// The components a validated path can never hold (DESIGN.md §4).

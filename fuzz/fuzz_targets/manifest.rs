@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use memorix::locator::Locator;
+use memorix::model::Locator;
 use memorix_fuzz::render;
 
 /// A project directory with what the seeds name: pin files and source folders.
@@ -60,6 +60,6 @@ fuzz_target!(|data: &[u8]| {
         assert!(dir.join(file).is_file(), "{file}");
     }
     for a in &m.artifacts {
-        assert!(!a.command.is_empty() && memorix::locator::Name::new(&a.name).is_ok());
+        assert!(!a.command.is_empty() && memorix::model::Name::new(&a.name).is_ok());
     }
 });

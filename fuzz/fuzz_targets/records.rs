@@ -7,8 +7,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use memorix::locator::StorePath;
-use memorix::store::{Id, Store, canonical};
+use memorix::model::{Id, StorePath, canonical};
+use memorix::store::Store;
 use memorix::view::derivation::DerivationRecord;
 use memorix::view::environment::EnvironmentRecord;
 use memorix_fuzz::render;

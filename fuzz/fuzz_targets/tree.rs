@@ -3,8 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use memorix::locator::Name;
-use memorix::store::canonical;
+use memorix::model::{Name, canonical};
 use memorix::store::tree::Tree;
 
 fuzz_target!(|data: &[u8]| {

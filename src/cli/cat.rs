@@ -1,6 +1,6 @@
 use super::Context;
 use crate::diagnostics::Result;
-use crate::locator::Locator;
+use crate::model::Locator;
 use crate::ops::cat::cat;
 
 /// Print a file's content exactly as it was ingested.

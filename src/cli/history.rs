@@ -98,7 +98,7 @@ pub fn diff(ctx: &Context, args: DiffArgs) -> Result<u8> {
     }
     let mut s = format!("{} -> {}\n", d.from.short(), d.to.short());
     for (mount, from, to) in &d.mounts {
-        let show = |i: &Option<crate::store::Id>| i.map(|i| i.short()).unwrap_or_else(|| "-".into());
+        let show = |i: &Option<crate::model::Id>| i.map(|i| i.short()).unwrap_or_else(|| "-".into());
         writeln!(s, "  mount {mount}/: derivation {} -> {}", show(from), show(to))
             .expect("writing to a string");
     }

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use super::{Context, render};
 use crate::diagnostics::Result;
-use crate::locator::Locator;
+use crate::model::Locator;
 use crate::ops::ingest::{IngestRequest, VersionLabel, ingest};
 use crate::store::diff::ChangeKind;
 

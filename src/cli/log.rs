@@ -2,7 +2,7 @@ use std::fmt::Write;
 
 use super::{Context, render};
 use crate::diagnostics::Result;
-use crate::locator::Locator;
+use crate::model::Locator;
 use crate::ops::log::log;
 
 /// Show generations, newest first, with the files each changed.

@@ -2,9 +2,8 @@ use std::fmt::Write;
 
 use super::{Context, render};
 use crate::diagnostics::Result;
-use crate::locator::Locator;
+use crate::model::{EntryKind, Locator};
 use crate::ops::ls::{LsRequest, ls};
-use crate::store::tree::EntryKind;
 
 /// List what a locator names: a directory's entries, or one file.
 ///

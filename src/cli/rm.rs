@@ -2,7 +2,7 @@ use std::fmt::Write;
 
 use super::{Context, render};
 use crate::diagnostics::Result;
-use crate::locator::Locator;
+use crate::model::Locator;
 use crate::ops::rm::{RmRequest, rm};
 
 /// Remove files or subtrees from the tip, recording a new generation.

@@ -36,7 +36,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         Shown::Tree { id, entries } => {
             writeln!(s, "tree {id}").expect("writing to a string");
             for e in entries {
-                let slash = if e.kind == crate::store::tree::EntryKind::Tree { "/" } else { "" };
+                let slash = if e.kind == crate::model::EntryKind::Tree { "/" } else { "" };
                 writeln!(s, "{} {} {}{slash}", e.kind.as_str(), e.id, e.name).expect("writing to a string");
             }
         }

@@ -1,7 +1,8 @@
 use std::collections::BTreeSet;
 
+use super::build::report;
 use super::status::describe;
-use super::{Context, build::report, render};
+use super::{Context, render};
 use crate::diagnostics::Result;
 use crate::ops::build::{BuildRequest, build};
 use crate::ops::status::status;

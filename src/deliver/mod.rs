@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::diagnostics::{Error, Result};
 use crate::manifest::{Delivery as Mode, Manifest};
+use crate::model::Id;
 use crate::store::checkout::{exchange, fill_tree, remove_readonly_tree};
-use crate::store::{Id, Store, fsutil};
+use crate::store::{Store, fsutil};
 use crate::view::artifacts;
 use crate::view::derivation::{DerivationPlan, Provenance};
 use crate::view::environment::{EnvironmentPlan, files_of};
@@ -155,7 +156,7 @@ fn versions(provenance: &[Provenance]) -> Vec<String> {
         .iter()
         .filter_map(|p| {
             let v = p.version.as_ref()?;
-            let loc = crate::locator::Locator::parse(&p.locator).ok()?;
+            let loc = crate::model::Locator::parse(&p.locator).ok()?;
             Some(format!("{} {v}", loc.path.file_name().unwrap_or(loc.kind.as_str())))
         })
         .collect();

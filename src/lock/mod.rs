@@ -8,8 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::diagnostics::{Error, Result};
-use crate::store::Id;
-use crate::store::tree::EntryKind;
+use crate::model::{EntryKind, Id};
 
 pub const FILE: &str = "memorix.lock";
 pub const VERSION: u32 = 1;

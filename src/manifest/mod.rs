@@ -12,8 +12,8 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Locator, NameProblem, StorePath};
-use crate::version::MatchPolicy;
+use crate::model::version::MatchPolicy;
+use crate::model::{Locator, NameProblem, StorePath};
 pub use raw::Delivery;
 use raw::RawManifest;
 
@@ -35,7 +35,7 @@ pub struct Manifest {
     pub pins: PinsDecl,
     pub artifacts: Vec<ArtifactDecl>,
     /// `[store] substituters`, in order.
-    pub substituters: Vec<crate::remote::RemoteUrl>,
+    pub substituters: Vec<crate::model::RemoteUrl>,
 }
 
 /// An `[artifacts]` hook: a command run once per derivation id.
@@ -274,7 +274,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     let mut artifacts = Vec::new();
     for (name, a) in &raw.artifacts {
         let key = ["artifacts", name.as_str()];
-        if crate::locator::Name::new(name).is_err() {
+        if crate::model::Name::new(name).is_err() {
             return Err(ctx.err(
                 spans.key(&key),
                 "memorix::manifest::bad_artifact",
@@ -296,7 +296,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     }
     let mut substituters = Vec::new();
     for (i, url) in raw.store.map(|s| s.substituters).unwrap_or_default().iter().enumerate() {
-        let parsed = crate::remote::RemoteUrl::parse(url).map_err(|why| {
+        let parsed = crate::model::RemoteUrl::parse(url).map_err(|why| {
             ctx.err(
                 spans.element(&["store", "substituters"], i),
                 "memorix::manifest::bad_substituter",
@@ -342,7 +342,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
         let mut dest = Locator::parse(dest_text).map_err(|e| bad_key(e.to_string()))?;
         let version = match dest.selector.take() {
             None => None,
-            Some(crate::locator::Selector::Version(v)) if dest.subtree && !dest.path.is_root() => Some(v),
+            Some(crate::model::Selector::Version(v)) if dest.subtree && !dest.path.is_root() => Some(v),
             Some(other) => return Err(bad_key(format!("a source cannot take @{other}"))),
         };
         let folder = project_path(folder_text).map_err(|why| {

@@ -99,7 +99,7 @@ pub struct RawMount {
     /// How closely an ingested version must match the pinned one: exact, minor (default:
     /// the highest with the same major.minor) or major (Cargo's caret rule).
     #[serde(rename = "match")]
-    pub match_policy: Option<crate::version::MatchPolicy>,
+    pub match_policy: Option<crate::model::version::MatchPolicy>,
     /// The library a `@pin` locator asks for, when it is not the last path component.
     pub library: Option<String>,
     /// Chooses among several versions of the library pinned in one lockfile.

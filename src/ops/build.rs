@@ -9,12 +9,13 @@ use super::Progress;
 use super::project::Project;
 use crate::deliver::{self, ActivationRecord, Delivery};
 use crate::diagnostics::{Error, Result};
+use crate::model::Id;
 use crate::profile::Profile;
 use crate::quest::{self, QuestKind, ResolveRecord, Selection};
 use crate::remote::transfer::FetchReport;
 use crate::resolve::{self, CheckReport, Refresh};
 use crate::store::generation::now_rfc3339;
-use crate::store::{Id, Store, fsutil};
+use crate::store::{Store, fsutil};
 use crate::view::artifacts::HookFailure;
 
 pub struct BuildRequest {

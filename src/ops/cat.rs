@@ -4,9 +4,8 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use crate::diagnostics::{Error, Result};
-use crate::locator::Locator;
+use crate::model::{EntryKind, Locator};
 use crate::store::Store;
-use crate::store::tree::EntryKind;
 
 /// Streams the blob a locator names to `out`. A closed pipe (`| head`) is not an error.
 pub fn cat(store_root: &Path, locator: &Locator, out: &mut dyn Write) -> Result<()> {

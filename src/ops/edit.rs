@@ -10,8 +10,8 @@ use super::Progress;
 use super::lock::{LockOutcome, lock};
 use super::quest::show;
 use crate::diagnostics::{Error, Result};
-use crate::locator::Locator;
 use crate::manifest;
+use crate::model::Locator;
 use crate::quest::QuestKind;
 use crate::store::fsutil;
 

@@ -6,10 +6,10 @@ use serde::Serialize;
 
 use super::project::Project;
 use crate::diagnostics::{Error, Result};
-use crate::locator::StorePath;
+use crate::model::{Id, StorePath};
 use crate::profile::Profile;
 use crate::quest::{QuestKind, Selection, quest_id};
-use crate::store::{Id, Store};
+use crate::store::Store;
 use crate::view::conflict::Decision;
 
 #[derive(Debug, Serialize)]
@@ -24,7 +24,7 @@ pub struct Explanation {
     pub blob: Id,
     /// The mount's locator that selected it.
     pub locator: String,
-    pub kind: crate::locator::Kind,
+    pub kind: crate::model::Kind,
     /// The generation the locator read, where known.
     pub generation: Option<Id>,
     /// The library version, for `@v` / `@pin` locators.
@@ -65,8 +65,7 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
         let (_, origin, locator) = &record.origins[i];
         decisions.extend(record.decisions.iter().filter(|d| d.path == rel.as_str()).cloned());
         let provenance = record.provenance.get(*locator);
-        let kind =
-            crate::locator::Locator::parse(origin).map(|l| l.kind).unwrap_or(crate::locator::Kind::Rules);
+        let kind = crate::model::Locator::parse(origin).map(|l| l.kind).unwrap_or(crate::model::Kind::Rules);
         let quest = m
             .mounts
             .iter()

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Kind, Locator};
+use crate::model::{EntryKind, Id, IdPrefix, Kind, Locator};
 use crate::store::generation::now_rfc3339;
-use crate::store::tree::{EntryKind, Tree};
-use crate::store::{Id, IdPrefix, Store, fsutil};
+use crate::store::tree::Tree;
+use crate::store::{Store, fsutil};
 
 #[derive(Debug, Serialize, Default)]
 pub struct GcOutcome {
@@ -165,10 +165,10 @@ pub fn purge(store_root: &Path, target: &str, yes: bool) -> Result<PurgeOutcome>
         for g in store.history(loc.kind)? {
             let roots = std::iter::once((g.generation.root, loc.path.clone())).chain(
                 g.generation.tags.iter().filter_map(|t| {
-                    let base = crate::locator::StorePath::new(&t.path).ok()?;
+                    let base = crate::model::StorePath::new(&t.path).ok()?;
                     let rest = loc.path.as_str().strip_prefix(base.as_str())?.trim_start_matches('/');
                     loc.path.starts_with(&base).then(|| {
-                        (t.tree, crate::locator::StorePath::new(rest).expect("a suffix of a valid path"))
+                        (t.tree, crate::model::StorePath::new(rest).expect("a suffix of a valid path"))
                     })
                 }),
             );

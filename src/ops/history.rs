@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 use super::project::Project;
 use crate::deliver::{self, Delivery, Files};
 use crate::diagnostics::{Error, Result};
+use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
 use crate::quest::{self, QuestKind, Selection, quest_id};
+use crate::store::Store;
 use crate::store::generation::now_rfc3339;
-use crate::store::{Id, IdPrefix, Store};
 
 pub const RUNS: &str = "runs.jsonl";
 

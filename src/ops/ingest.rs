@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::{GenSummary, Progress, commit_generation};
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Locator, StorePath};
+use crate::model::{Id, Locator, StorePath, version};
 use crate::quest::QuestIo;
 use crate::source::{self, Layout};
 use crate::store::diff::{Change, diff_trees};
@@ -16,8 +16,7 @@ use crate::store::edit::{Dir, TreeEditor};
 use crate::store::generation::VersionTag;
 use crate::store::lock::WriteStats;
 use crate::store::tree::Tree;
-use crate::store::{Id, Store, Writer};
-use crate::version;
+use crate::store::{Store, Writer};
 
 pub struct IngestRequest {
     /// Where the content goes; a place, without selector.

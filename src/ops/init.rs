@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::diagnostics::{Error, Result};
-use crate::manifest::{self, init::starter};
+use crate::manifest;
+use crate::manifest::init::starter;
 use crate::store::fsutil;
 
 pub const BEGIN: &str = "<!-- memorix:begin -->";

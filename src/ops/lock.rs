@@ -8,8 +8,9 @@ use super::Progress;
 use super::project::{LockState, Project};
 use crate::diagnostics::{Error, Result};
 use crate::lock::{self, Lockfile};
+use crate::model::Id;
 use crate::resolve::{self, CheckReport, Refresh, Resolution};
-use crate::store::{Id, Store, Writer};
+use crate::store::{Store, Writer};
 
 #[derive(Debug, Serialize)]
 pub struct LockOutcome {

@@ -6,10 +6,9 @@ use serde::Serialize;
 
 use super::GenSummary;
 use crate::diagnostics::Result;
-use crate::locator::{Kind, Locator, StorePath};
+use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
+use crate::store::Store;
 use crate::store::diff::{Change, ChangeKind, diff_trees};
-use crate::store::tree::EntryKind;
-use crate::store::{Id, Store};
 
 #[derive(Debug, Serialize)]
 pub struct LogEntry {

@@ -7,9 +7,8 @@ use serde::Serialize;
 
 use super::GenSummary;
 use crate::diagnostics::{Error, Result};
-use crate::locator::Locator;
-use crate::store::tree::EntryKind;
-use crate::store::{Id, Store};
+use crate::model::{EntryKind, Id, Locator};
+use crate::store::Store;
 
 pub struct LsRequest {
     pub locator: Locator,

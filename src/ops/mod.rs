@@ -27,9 +27,9 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::diagnostics::Result;
-use crate::locator::Kind;
+use crate::model::{Id, Kind};
+use crate::store::Writer;
 use crate::store::generation::{GenRef, Generation, GenerationMeta, VersionTag, now_rfc3339};
-use crate::store::{Id, Writer};
 
 /// Whether long operations may draw progress bars (the CLI enables them on a terminal).
 #[derive(Debug, Clone, Copy, Default)]

@@ -9,9 +9,10 @@ use super::build::activate_with_reuse;
 use super::project::Project;
 use crate::deliver::{self, Delivery, Placed};
 use crate::diagnostics::{Error, Result};
+use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
+use crate::store::Store;
 use crate::store::generation::now_rfc3339;
-use crate::store::{Id, IdPrefix, Store};
 
 pub fn history(start: &Path) -> Result<Profile> {
     let project = Project::open(start)?;

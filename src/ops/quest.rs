@@ -5,8 +5,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::diagnostics::{Error, Result};
+use crate::model::IdPrefix;
 use crate::quest::Quest;
-use crate::store::{IdPrefix, Store};
+use crate::store::Store;
 
 pub fn list(store_root: &Path) -> Result<Vec<Quest>> {
     Store::open(store_root)?.all_quests()

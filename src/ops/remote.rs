@@ -10,10 +10,11 @@ use super::project::{LockState, Project};
 use crate::diagnostics::{Error, Result};
 use crate::lock::Lockfile;
 use crate::manifest::Manifest;
+use crate::model::RemoteUrl;
+use crate::remote::Remote;
 use crate::remote::config::{self, RemoteEntry, Remotes};
 use crate::remote::objects::{lock_closure, project_quests, store_contents};
 use crate::remote::transfer::{self, FetchReport, PushReport, Substituters};
-use crate::remote::{Remote, RemoteUrl};
 use crate::store::{Store, Writer};
 
 #[derive(Debug, Serialize)]

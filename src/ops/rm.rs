@@ -7,12 +7,11 @@ use serde::Serialize;
 
 use super::{GenSummary, publish, stage_generation};
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Kind, Locator, StorePath};
+use crate::model::{EntryKind, Kind, Locator, StorePath};
 use crate::quest::QuestIo;
 use crate::store::Store;
 use crate::store::diff::{Change, diff_trees};
 use crate::store::edit::TreeEditor;
-use crate::store::tree::EntryKind;
 
 pub struct RmRequest {
     pub paths: Vec<Locator>,

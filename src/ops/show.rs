@@ -7,10 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::diagnostics::{Error, Result};
-use crate::locator::Kind;
+use crate::model::{EntryKind, Id, IdPrefix, Kind};
+use crate::store::Store;
 use crate::store::generation::Generation;
-use crate::store::tree::EntryKind;
-use crate::store::{Id, IdPrefix, Store};
 use crate::view::derivation::DerivationRecord;
 use crate::view::environment::EnvironmentRecord;
 

@@ -16,12 +16,11 @@ use serde::Serialize;
 use super::Progress;
 use crate::deliver::{self, Delivery};
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Kind, StorePath};
+use crate::model::{EntryKind, Id, Kind, StorePath, canonical};
+use crate::store::Store;
 use crate::store::blob::hash_file;
-use crate::store::canonical;
 use crate::store::generation::Generation;
-use crate::store::tree::{EntryKind, Tree};
-use crate::store::{Id, Store};
+use crate::store::tree::Tree;
 use crate::view::environment::files_of;
 
 #[derive(Debug, Serialize, PartialEq, Eq, Clone)]

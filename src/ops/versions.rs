@@ -5,10 +5,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::diagnostics::Result;
-use crate::locator::{Kind, Locator, StorePath};
+use crate::model::{Id, Kind, Locator, StorePath, version};
+use crate::store::Store;
 use crate::store::versions::library_key;
-use crate::store::{Id, Store};
-use crate::version;
 
 #[derive(Debug, Serialize)]
 pub struct LibraryVersions {

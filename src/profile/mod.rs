@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::diagnostics::{Error, Result};
-use crate::store::{Id, fsutil};
+use crate::model::Id;
+use crate::store::fsutil;
 
 pub const FILE: &str = "profile.toml";
 

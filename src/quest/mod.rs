@@ -12,10 +12,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Kind, Locator, Selector, StorePath};
 use crate::manifest::MountDecl;
+use crate::model::{Id, Kind, Locator, Selector, StorePath, canonical};
 use crate::store::diff::Change;
-use crate::store::{Id, Store, Writer, canonical, fsutil};
+use crate::store::{Store, Writer, fsutil};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::RemoteUrl;
 use crate::diagnostics::{Error, Result};
+use crate::model::RemoteUrl;
 use crate::store::fsutil;
 
 const HEADER: &str =

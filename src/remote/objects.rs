@@ -7,14 +7,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Kind, Locator};
 use crate::lock::Lockfile;
 use crate::manifest::Manifest;
+use crate::model::{EntryKind, Id, Kind, Locator, canonical};
 use crate::quest::{QuestKind, Selection, quest_id};
-use crate::store::canonical;
+use crate::store::Store;
 use crate::store::generation::Generation;
-use crate::store::tree::{EntryKind, Tree};
-use crate::store::{Id, Store};
+use crate::store::tree::Tree;
 use crate::view::derivation::DerivationRecord;
 use crate::view::environment::EnvironmentRecord;
 

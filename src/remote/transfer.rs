@@ -6,15 +6,15 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
+use super::Remote;
 use super::objects::{Decoded, Object, lock_roots, quest_key};
-use super::{Remote, RemoteUrl};
 use crate::diagnostics::{Error, Result};
-use crate::locator::Kind;
 use crate::lock::Lockfile;
+use crate::model::{EntryKind, Id, Kind, RemoteUrl};
 use crate::ops::Progress;
 use crate::quest::Quest;
-use crate::store::tree::{EntryKind, Tree};
-use crate::store::{Id, Store, Writer};
+use crate::store::tree::Tree;
+use crate::store::{Store, Writer};
 use crate::view::derivation::DerivationRecord;
 use crate::view::environment::EnvironmentRecord;
 

@@ -50,7 +50,7 @@ impl Graph {
             for (li, loc) in mount.select.iter().enumerate() {
                 let ln = graph.add_node(Node::Locator { mount: mi, index: li });
                 graph.add_edge(ln, mn, ());
-                if loc.selector == Some(crate::locator::Selector::Pin) {
+                if loc.selector == Some(crate::model::Selector::Pin) {
                     let library = mount
                         .library
                         .clone()

@@ -10,18 +10,17 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Kind, Locator, Selector};
 use crate::lock::{
     LockedEnvironment, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile, VERSION,
 };
 use crate::manifest::{Manifest, MountDecl, SourceDecl};
+use crate::model::{EntryKind, Id, Kind, Locator, Selector, canonical};
 use crate::ops::Progress;
 use crate::ops::ingest::{VersionLabel, ingest_with};
 use crate::pins::{Pins, ResolvedPin};
 use crate::source::{self, Snapshot};
-use crate::store::tree::{EntryKind, Tree};
-use crate::store::tree::{Overlay, TreeSource};
-use crate::store::{Id, Store, Writer, canonical};
+use crate::store::tree::{Overlay, Tree, TreeSource};
+use crate::store::{Store, Writer};
 use crate::view::derivation::{self, DerivationPlan, Selected};
 use crate::view::environment::{self, EnvironmentPlan};
 pub use graph::Graph;

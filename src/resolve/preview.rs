@@ -7,12 +7,12 @@ use serde::Serialize;
 
 use super::{Fresh, PinSource, from_lock, mount_inputs, plan_mount, resolve_fresh, snapshot_source};
 use crate::diagnostics::Result;
-use crate::locator::{Locator, Selector, StorePath};
 use crate::lock::{LockedLocator, Lockfile};
 use crate::manifest::{Manifest, MountDecl};
+use crate::model::{Id, Locator, Selector, StorePath};
 use crate::source::Snapshot;
+use crate::store::Store;
 use crate::store::tree::{Overlay, lookup};
-use crate::store::{Id, Store};
 use crate::view::derivation::{DerivationPlan, Selected};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -122,7 +122,7 @@ fn resolve_dry(
     let rel = StorePath::new(loc.path.as_str()[dest.path.as_str().len()..].trim_start_matches('/'))
         .expect("a suffix of a valid path");
     let found = match snap.kind {
-        crate::store::tree::EntryKind::Tree => lookup(overlay, &snap.id, &rel)?,
+        crate::model::EntryKind::Tree => lookup(overlay, &snap.id, &rel)?,
         kind if rel.is_root() => Some((kind, snap.id)),
         _ => None,
     };

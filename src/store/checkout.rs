@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize};
 
 use super::diff::{ChangeKind, diff_trees};
 use super::tree::Tree;
-use super::{Id, Store, Writer, fsutil};
+use super::{Store, Writer, fsutil};
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Kind, StorePath};
+use crate::model::{Id, Kind, StorePath};
 
 const DIR_MODE_RO: u32 = 0o555;
 const DIR_MODE_RW: u32 = 0o755;

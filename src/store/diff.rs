@@ -3,10 +3,9 @@
 
 use serde::Serialize;
 
-use super::Id;
-use super::tree::{EntryKind, Tree, TreeSource};
+use super::tree::{Tree, TreeSource};
 use crate::diagnostics::Result;
-use crate::locator::StorePath;
+use crate::model::{EntryKind, Id, StorePath};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
@@ -35,12 +34,6 @@ pub struct Change {
     pub old: Option<Id>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new: Option<Id>,
-}
-
-impl Serialize for StorePath {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
 }
 
 /// The file changes from tree `old` to tree `new` (either may be absent), with paths prefixed

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
-use super::tree::{Entry, EntryKind, Tree};
-use super::{Id, Store, Writer, canonical};
+use super::tree::{Entry, Tree};
+use super::{Store, Writer};
 use crate::diagnostics::Result;
-use crate::locator::{Name, StorePath};
+use crate::model::{EntryKind, Id, Name, StorePath, canonical};
 
 #[derive(Clone)]
 enum Slot {

@@ -124,7 +124,7 @@ pub fn read_object(path: &Path) -> io::Result<Vec<u8>> {
 }
 
 /// The error for a store object that cannot be read: missing, a symlink, or an I/O failure.
-pub fn object_error(what: &'static str, id: &crate::store::Id, path: &Path, e: io::Error) -> Error {
+pub fn object_error(what: &'static str, id: &crate::model::Id, path: &Path, e: io::Error) -> Error {
     match e.kind() {
         io::ErrorKind::NotFound => Error::MissingObject { what, id: *id },
         _ if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {

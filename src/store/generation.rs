@@ -6,10 +6,9 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
-use super::canonical;
-use super::{Id, IdPrefix, Store, Writer};
+use super::{Store, Writer};
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Kind, Selector};
+use crate::model::{Id, IdPrefix, Kind, Selector, canonical};
 
 /// A version label on a subtree (`--version`), kept in the generation's hashed part.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]

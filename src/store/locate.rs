@@ -1,12 +1,11 @@
 //! Resolving a locator against the store: which generation (or tagged version), and what is
 //! at its path.
 
+use super::Store;
 use super::generation::GenRef;
-use super::tree::EntryKind;
-use super::{Id, Store};
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Locator, Selector, StorePath};
-use crate::version::{self, MatchPolicy};
+use crate::model::version::{self, MatchPolicy};
+use crate::model::{EntryKind, Id, Locator, Selector, StorePath};
 
 /// What a locator names in one generation.
 #[derive(Clone, Debug)]

@@ -2,13 +2,11 @@
 //! the read-only `latest/` checkouts (DESIGN.md §3).
 
 pub mod blob;
-pub mod canonical;
 pub mod checkout;
 pub mod diff;
 pub mod edit;
 pub mod fsutil;
 pub mod generation;
-pub mod id;
 pub mod locate;
 pub mod lock;
 pub mod statcache;
@@ -20,9 +18,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Error, Result};
-use crate::locator::Kind;
+use crate::model::{Id, Kind};
 
-pub use id::{Id, IdPrefix};
 pub use lock::Writer;
 
 /// The on-disk format this build reads and writes (`store/VERSION`).

@@ -14,8 +14,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{Id, Store, Writer, fsutil};
+use super::{Store, Writer, fsutil};
 use crate::diagnostics::Result;
+use crate::model::Id;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Entry {

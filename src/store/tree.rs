@@ -6,26 +6,9 @@ use std::fs;
 
 use serde::{Deserialize, Serialize};
 
-use super::canonical;
-use super::{Id, Store, Writer};
+use super::{Store, Writer};
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Name, StorePath};
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Hash)]
-#[serde(rename_all = "lowercase")]
-pub enum EntryKind {
-    Blob,
-    Tree,
-}
-
-impl EntryKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EntryKind::Blob => "blob",
-            EntryKind::Tree => "tree",
-        }
-    }
-}
+use crate::model::{EntryKind, Id, Name, StorePath, canonical};
 
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Entry {

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::generation::GenRef;
-use super::{Id, Store, Writer, fsutil};
+use super::{Store, Writer, fsutil};
 use crate::diagnostics::Result;
-use crate::locator::Kind;
+use crate::model::{Id, Kind};
 
 /// One tagged version of a library.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

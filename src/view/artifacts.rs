@@ -15,7 +15,8 @@ use sha2::{Digest, Sha256};
 use super::derivation::DerivationPlan;
 use crate::diagnostics::{Error, Result};
 use crate::manifest::ArtifactDecl;
-use crate::store::{Id, Store, Writer, fsutil};
+use crate::model::Id;
+use crate::store::{Store, Writer, fsutil};
 
 pub const SUMMARY: &str = "SUMMARY.md";
 /// Each file's title (its first heading), for INDEX.md without reading every blob again.

@@ -3,8 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Kind, StorePath};
-use crate::store::Id;
+use crate::model::{Id, Kind, StorePath};
 
 /// Which rule settled a conflict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::conflict::{Candidate, Decision, decide};
 use crate::diagnostics::{Error, Result};
-use crate::locator::{Kind, Locator, StorePath};
 use crate::manifest::{MountDecl, OverrideDecl};
-use crate::store::tree::{EntryKind, TreeSource, walk_files};
-use crate::store::{Id, Store, Writer, canonical, fsutil};
+use crate::model::{EntryKind, Id, Kind, Locator, StorePath, canonical};
+use crate::store::tree::{TreeSource, walk_files};
+use crate::store::{Store, Writer, fsutil};
 
 /// One locator of a mount, resolved to Store content.
 #[derive(Clone, Debug)]

@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use super::conflict::{Decision, Rule};
 use super::derivation::{DerivationPlan, Origin};
 use crate::diagnostics::{Error, Result};
-use crate::locator::StorePath;
 use crate::manifest::OverrideDecl;
-use crate::store::{Id, Store, Writer, canonical, fsutil};
+use crate::model::{Id, StorePath, canonical};
+use crate::store::{Store, Writer, fsutil};
 
 /// One file of an environment.
 #[derive(Clone, Debug)]

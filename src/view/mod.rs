@@ -10,7 +10,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Error, Result};
-use crate::store::{Id, Store, Writer, checkout, fsutil};
+use crate::model::Id;
+use crate::store::{Store, Writer, checkout, fsutil};
 
 /// `<store>/<what>/<aa>/<hex>/`
 fn object_dir(store: &Store, what: &str, id: &Id) -> PathBuf {
