@@ -14,6 +14,7 @@ pub mod model;
 pub mod ops;
 pub mod pins;
 pub mod profile;
+pub mod progress;
 pub mod quest;
 pub mod remote;
 pub mod resolve;

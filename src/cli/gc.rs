@@ -16,7 +16,7 @@ pub struct GcArgs {
 }
 
 pub fn run_gc(ctx: &Context, args: GcArgs) -> Result<u8> {
-    let out = gc(&ctx.store, args.dry_run)?;
+    let out = gc(&ctx.store, args.dry_run, &ctx.progress)?;
     if ctx.json {
         render::json(&out)?;
         return Ok(0);
@@ -60,7 +60,7 @@ pub struct PurgeArgs {
 }
 
 pub fn run_purge(ctx: &Context, args: PurgeArgs) -> Result<u8> {
-    let out = purge(&ctx.store, &args.target, args.yes)?;
+    let out = purge(&ctx.store, &args.target, args.yes, &ctx.progress)?;
     if ctx.json {
         render::json(&out)?;
         return Ok(if out.erased { 0 } else { 2 });

@@ -19,7 +19,7 @@ pub struct RunArgs {
 
 pub fn run(ctx: &Context, args: RunArgs) -> Result<u8> {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let record = history::run(&cwd, &ctx.store, &args.command)?;
+    let record = history::run(&cwd, &ctx.store, &args.command, &ctx.progress)?;
     Ok(record.exit_code.map_or(1, |c| c.clamp(0, 255) as u8))
 }
 

@@ -33,7 +33,6 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::diagnostics::{Error, Result};
-use crate::ops::Progress;
 use crate::store::Store;
 
 /// Project memory for AI coding agents, built like packages.
@@ -120,7 +119,7 @@ enum Command {
 pub struct Context {
     pub store: PathBuf,
     pub json: bool,
-    pub progress: Progress,
+    pub progress: render::Terminal,
     pub quiet: bool,
     pub verbose: bool,
 }
@@ -160,7 +159,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
     let ctx = Context {
         store: cli.store.clone().unwrap_or_else(Store::default_location),
         json: cli.json,
-        progress: Progress { enabled: std::io::stderr().is_terminal() && !cli.quiet },
+        progress: render::Terminal { bars: std::io::stderr().is_terminal() && !cli.quiet },
         quiet: cli.quiet,
         verbose: cli.verbose,
     };

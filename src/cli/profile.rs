@@ -45,7 +45,7 @@ pub struct RollbackArgs {
 
 pub fn rollback(ctx: &Context, args: RollbackArgs) -> Result<u8> {
     let target = args.to.map_or(Target::Previous, Target::Generation);
-    report(ctx, &move_to(&std::env::current_dir().unwrap_or_default(), &ctx.store, target)?)
+    report(ctx, &move_to(&std::env::current_dir().unwrap_or_default(), &ctx.store, target, &ctx.progress)?)
 }
 
 /// Activate a profile generation N, or any stored environment by id
@@ -63,7 +63,7 @@ pub fn activate(ctx: &Context, args: ActivateArgs) -> Result<u8> {
         Ok(n) if args.target.len() < 8 => Target::Generation(n),
         _ => Target::Environment(args.target),
     };
-    report(ctx, &move_to(&std::env::current_dir().unwrap_or_default(), &ctx.store, target)?)
+    report(ctx, &move_to(&std::env::current_dir().unwrap_or_default(), &ctx.store, target, &ctx.progress)?)
 }
 
 fn report(ctx: &Context, m: &Moved) -> Result<u8> {

@@ -2,10 +2,12 @@
 
 use std::io::{self, Write};
 
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::diagnostics::{Error, Result};
 use crate::ops::GenSummary;
+use crate::progress::{Progress, Silent, Task};
 
 /// Prints one pretty JSON document and a newline.
 pub fn json<T: Serialize>(value: &T) -> Result<()> {
@@ -38,4 +40,44 @@ pub fn note(ctx: &super::Context, s: &str) -> Result<()> {
 /// `rules@g3 (sha256:0123456789ab)`
 pub fn generation(g: &GenSummary) -> String {
     format!("{}@g{} ({})", g.kind, g.seq, g.id.short())
+}
+
+/// Progress as a terminal shows it: bars on stderr when it is a terminal (and not `-q`);
+/// notices always, on stderr, since they explain a wait.
+pub struct Terminal {
+    pub bars: bool,
+}
+
+struct Bar(ProgressBar);
+
+impl Task for Bar {
+    fn advance(&self, n: u64) {
+        self.0.inc(n);
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}
+
+impl Progress for Terminal {
+    fn start(&self, what: &'static str, len: u64) -> Box<dyn Task + '_> {
+        if !self.bars {
+            return Box::new(Silent);
+        }
+        let bar = ProgressBar::new(len);
+        bar.set_style(
+            ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} ({eta})")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(what);
+        Box::new(Bar(bar))
+    }
+
+    fn notice(&self, message: &str) {
+        let _ = writeln!(io::stderr().lock(), "{message}");
+    }
 }

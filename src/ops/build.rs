@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::Progress;
+use crate::progress::Progress;
 use super::project::Project;
 use crate::deliver::{self, ActivationRecord, Delivery};
 use crate::diagnostics::{Error, Result};
@@ -81,10 +81,10 @@ pub fn build(
     start: &Path,
     store_root: &Path,
     req: &BuildRequest,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<BuildOutcome> {
     let project = Project::open(start)?;
-    let _project_lock = project.lock()?;
+    let _project_lock = project.lock(progress)?;
     let m = &project.manifest;
     if let Refresh::Mounts(names) = &req.refresh {
         for name in names {
@@ -122,8 +122,8 @@ pub fn build(
         });
     }
 
-    let store = Store::open_or_create(store_root)?;
-    let writer = store.writer()?;
+    let store = Store::open_or_create(store_root, progress)?;
+    let writer = store.writer(progress)?;
     super::heal_latest(&writer)?;
     let mut substituted = FetchReport::default();
     let (resolution, lock_written, resolved) = if req.locked {

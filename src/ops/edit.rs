@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
-use super::Progress;
+use crate::progress::Progress;
 use super::lock::{LockOutcome, lock};
 use super::quest::show;
 use crate::diagnostics::{Error, Result};
@@ -35,7 +35,7 @@ pub fn add(
     store_root: &Path,
     mount: &str,
     what: Addition,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<Edited> {
     let path = manifest::find(start)?;
     let text = std::fs::read_to_string(&path).map_err(Error::io("read", &path))?;
@@ -113,7 +113,7 @@ pub fn add(
     Ok(Edited { mount: mount.to_string(), created, lock })
 }
 
-pub fn remove(start: &Path, store_root: &Path, mount: &str, progress: &Progress) -> Result<Edited> {
+pub fn remove(start: &Path, store_root: &Path, mount: &str, progress: &dyn Progress) -> Result<Edited> {
     let path = manifest::find(start)?;
     let text = std::fs::read_to_string(&path).map_err(Error::io("read", &path))?;
     let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
@@ -155,7 +155,7 @@ fn write_then_lock(
     new: &str,
     start: &Path,
     store_root: &Path,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<LockOutcome> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fsutil::write_atomic(dir, path, new.as_bytes())?;

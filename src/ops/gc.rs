@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::progress::Progress;
 use crate::diagnostics::{Error, Result};
 use crate::model::{EntryKind, Id, IdPrefix, Kind, Locator};
 use crate::store::generation::now_rfc3339;
@@ -75,12 +76,12 @@ fn object_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-pub fn gc(store_root: &Path, dry_run: bool) -> Result<GcOutcome> {
+pub fn gc(store_root: &Path, dry_run: bool, progress: &dyn Progress) -> Result<GcOutcome> {
     let store = Store::open(store_root)?;
     let (writer, temp_files) = if dry_run {
         (None, fs::read_dir(store.tmp_dir()).map(|d| d.count()).unwrap_or(0))
     } else {
-        let w = store.writer()?;
+        let w = store.writer(progress)?;
         let n = w.stale_temp;
         (Some(w), n)
     };
@@ -149,9 +150,9 @@ pub struct PurgeOutcome {
 /// Erases every blob that ever stood at `target` (a Store path, or a blob id) from the Store.
 /// History keeps naming the ids; reading them then fails with a message saying they were
 /// purged.
-pub fn purge(store_root: &Path, target: &str, yes: bool) -> Result<PurgeOutcome> {
+pub fn purge(store_root: &Path, target: &str, yes: bool, progress: &dyn Progress) -> Result<PurgeOutcome> {
     let store = Store::open(store_root)?;
-    let writer = store.writer()?;
+    let writer = store.writer(progress)?;
     let mut found: BTreeMap<Id, BTreeSet<String>> = BTreeMap::new();
     if let Some(prefix) = IdPrefix::parse(target).filter(|_| !target.contains('/')) {
         let fan = store.root().join("blobs").join(&prefix.as_hex()[..2]);

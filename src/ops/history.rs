@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::project::Project;
 use crate::deliver::{self, Delivery, Files};
+use crate::progress::Progress;
 use crate::diagnostics::{Error, Result};
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
@@ -33,7 +34,7 @@ pub struct RunRecord {
 
 /// Runs `command` with `MEMORIX_ENVIRONMENT` (and `MEMORIX_PROFILE_GENERATION`) set to what
 /// `.memory/` shows, appends the record, and counts a read on the environment's quests.
-pub fn run(start: &Path, store_root: &Path, command: &[String]) -> Result<RunRecord> {
+pub fn run(start: &Path, store_root: &Path, command: &[String], progress: &dyn Progress) -> Result<RunRecord> {
     let project = Project::open(start)?;
     let profile = Profile::load(&project.state_dir)?;
     let binding = profile.current().cloned().ok_or_else(|| {
@@ -66,14 +67,14 @@ pub fn run(start: &Path, store_root: &Path, command: &[String]) -> Result<RunRec
         .open(&path)
         .and_then(|mut f| f.write_all(line.as_bytes()))
         .map_err(Error::io("append to", &path))?;
-    count_reads(&project, store_root, &binding.environment)?;
+    count_reads(&project, store_root, &binding.environment, progress)?;
     Ok(record)
 }
 
 /// Bumps `reads` on the quests whose current resolve for this project is what the run read.
-fn count_reads(project: &Project, store_root: &Path, env: &Id) -> Result<()> {
+fn count_reads(project: &Project, store_root: &Path, env: &Id, progress: &dyn Progress) -> Result<()> {
     let store = Store::open(store_root)?;
-    let writer = store.writer()?;
+    let writer = store.writer(progress)?;
     let m = &project.manifest;
     let dir = quest::project_key(&m.dir);
     let env_selection: Vec<Selection> = m.mounts.iter().map(|x| Selection::of_mount(x, true)).collect();

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{GenSummary, Progress, commit_generation};
+use super::{GenSummary, commit_generation};
+use crate::progress::Progress;
 use crate::diagnostics::{Error, Result};
 use crate::model::{Id, Locator, StorePath, version};
 use crate::quest::QuestIo;
@@ -62,7 +63,7 @@ pub struct IngestOutcome {
     pub quests: QuestIo,
 }
 
-pub fn ingest(store_root: &Path, req: IngestRequest, progress: &Progress) -> Result<IngestOutcome> {
+pub fn ingest(store_root: &Path, req: IngestRequest, progress: &dyn Progress) -> Result<IngestOutcome> {
     let layout = source::layout(&req.dest, &req.sources)?;
     if req.version.is_some()
         && (!matches!(layout, Layout::Tree { .. }) || req.dest.path.is_root() || req.merge)
@@ -75,8 +76,8 @@ pub fn ingest(store_root: &Path, req: IngestRequest, progress: &Progress) -> Res
             )),
         ));
     }
-    let store = Store::open_or_create(store_root)?;
-    let writer = store.writer()?;
+    let store = Store::open_or_create(store_root, progress)?;
+    let writer = store.writer(progress)?;
     super::heal_latest(&writer)?;
     ingest_with(&writer, &req.dest, layout, req.merge, req.version.as_ref(), req.message, progress)
 }
@@ -89,7 +90,7 @@ pub(crate) fn ingest_with(
     merge: bool,
     label: Option<&VersionLabel>,
     message: Option<String>,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<IngestOutcome> {
     let store = writer.store;
     let kind = dest.kind;
@@ -111,7 +112,7 @@ pub(crate) fn ingest_with(
             (1, None)
         }
         Layout::Tree { files, replaces } => {
-            let bar = progress.bar(files.len() as u64, "hashing");
+            let bar = progress.start("hashing", files.len() as u64);
             let cache = store.stat_cache(&dest.place());
             let ids: Vec<Id> = files
                 .par_iter()
@@ -132,12 +133,12 @@ pub(crate) fn ingest_with(
                         (meta, id)
                     };
                     cache.record(abs, &meta, id);
-                    bar.inc(1);
+                    bar.advance(1);
                     Ok(id)
                 })
                 .collect::<Result<_>>()?;
             stat_cache = Some(cache);
-            bar.finish_and_clear();
+            drop(bar);
             writer.start_sync();
             crate::fault::point("ingest.blobs");
             let mut dir = Dir::default();

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::Progress;
+use crate::progress::Progress;
 use super::project::{LockState, Project};
 use crate::diagnostics::{Error, Result};
 use crate::lock::{self, Lockfile};
@@ -23,11 +23,11 @@ pub struct LockOutcome {
     pub environment: Id,
 }
 
-pub fn lock(start: &Path, store_root: &Path, progress: &Progress) -> Result<LockOutcome> {
+pub fn lock(start: &Path, store_root: &Path, progress: &dyn Progress) -> Result<LockOutcome> {
     let project = Project::open(start)?;
-    let _project_lock = project.lock()?;
-    let store = Store::open_or_create(store_root)?;
-    let writer = store.writer()?;
+    let _project_lock = project.lock(progress)?;
+    let store = Store::open_or_create(store_root, progress)?;
+    let writer = store.writer(progress)?;
     super::heal_latest(&writer)?;
     let (_, outcome) = lock_with(&project, &writer, &Refresh::Nothing, progress)?;
     Ok(outcome)
@@ -38,7 +38,7 @@ pub(crate) fn lock_with(
     project: &Project,
     writer: &Writer,
     refresh: &Refresh,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<(Resolution, LockOutcome)> {
     let (previous, previous_text, healed) = match project.read_lock()? {
         LockState::Missing => (None, None, false),

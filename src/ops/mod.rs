@@ -23,35 +23,12 @@ pub mod status;
 pub mod verify;
 pub mod versions;
 
-use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::diagnostics::Result;
 use crate::model::{Id, Kind};
 use crate::store::Writer;
 use crate::store::generation::{GenRef, Generation, GenerationMeta, VersionTag, now_rfc3339};
-
-/// Whether long operations may draw progress bars (the CLI enables them on a terminal).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Progress {
-    pub enabled: bool,
-}
-
-impl Progress {
-    pub fn bar(&self, len: u64, what: &'static str) -> ProgressBar {
-        if !self.enabled {
-            return ProgressBar::hidden();
-        }
-        let bar = ProgressBar::new(len);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} files ({eta})")
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
-        bar.set_message(what);
-        bar
-    }
-}
 
 /// A generation as commands report it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

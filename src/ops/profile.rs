@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::build::activate_with_reuse;
 use super::project::Project;
 use crate::deliver::{self, Delivery, Placed};
+use crate::progress::Progress;
 use crate::diagnostics::{Error, Result};
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
@@ -37,9 +38,9 @@ pub struct Moved {
     pub placed: Placed,
 }
 
-pub fn move_to(start: &Path, store_root: &Path, target: Target) -> Result<Moved> {
+pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn Progress) -> Result<Moved> {
     let project = Project::open(start)?;
-    let _lock = project.lock()?;
+    let _lock = project.lock(progress)?;
     let store = Store::open(store_root)?;
     let mut profile = Profile::load(&project.state_dir)?;
     let from = profile.current;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::diagnostics::{Error, Result};
 use crate::lock::{self, Lockfile};
 use crate::manifest::{self, Manifest};
+use crate::progress::Progress;
 use crate::store::fsutil;
 
 pub struct Project {
@@ -38,9 +39,9 @@ impl Project {
     }
 
     /// Takes `.memorix/lock` (always before the store's lock).
-    pub fn lock(&self) -> Result<File> {
+    pub fn lock(&self, progress: &dyn Progress) -> Result<File> {
         fsutil::create_dir(&self.state_dir)?;
-        crate::store::lock::lock_exclusive(&self.state_dir)
+        crate::store::lock::lock_exclusive(&self.state_dir, progress)
     }
 
     pub fn read_lock(&self) -> Result<LockState> {

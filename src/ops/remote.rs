@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::Progress;
+use crate::progress::Progress;
 use super::project::{LockState, Project};
 use crate::diagnostics::{Error, Result};
 use crate::lock::Lockfile;
@@ -123,7 +123,7 @@ pub fn push(
     store_root: &Path,
     remote: Option<&str>,
     scope: PushScope,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<PushReport> {
     let project = match scope {
         PushScope::Lock => Some(Project::open(start)?),
@@ -157,14 +157,14 @@ pub fn pull(
     start: &Path,
     store_root: &Path,
     remote: Option<&str>,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<PullReport> {
     let project = Project::open(start)?;
-    let _project_lock = project.lock()?;
+    let _project_lock = project.lock(progress)?;
     let lock = clean_lock(&project)?;
     let url = choose(remote, Some(&project.manifest))?;
-    let store = Store::open_or_create(store_root)?;
-    let writer = store.writer()?;
+    let store = Store::open_or_create(store_root, progress)?;
+    let writer = store.writer(progress)?;
     let mut subs = Substituters::new(vec![url.clone()], false, progress);
     let fetched = transfer::fetch_lock(&writer, &mut subs, &lock)?;
     if !fetched.unavailable.is_empty() {
@@ -189,7 +189,7 @@ pub(crate) fn substitute(
     project: &Project,
     writer: &Writer,
     offline: bool,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<FetchReport> {
     let LockState::Clean(lock, _) = project.read_lock()? else { return Ok(FetchReport::default()) };
     if !transfer::lacks(writer.store, &lock) {

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{GenSummary, publish, stage_generation};
+use crate::progress::Progress;
 use crate::diagnostics::{Error, Result};
 use crate::model::{EntryKind, Kind, Locator, StorePath};
 use crate::quest::QuestIo;
@@ -30,7 +31,7 @@ pub struct RmOutcome {
     pub quests: QuestIo,
 }
 
-pub fn rm(store_root: &Path, req: RmRequest) -> Result<RmOutcome> {
+pub fn rm(store_root: &Path, req: RmRequest, progress: &dyn Progress) -> Result<RmOutcome> {
     let mut by_kind: BTreeMap<Kind, Vec<&Locator>> = BTreeMap::new();
     for loc in &req.paths {
         if loc.path.is_root() {
@@ -42,7 +43,7 @@ pub fn rm(store_root: &Path, req: RmRequest) -> Result<RmOutcome> {
         by_kind.entry(loc.kind).or_default().push(loc);
     }
     let store = Store::open(store_root)?;
-    let writer = store.writer()?;
+    let writer = store.writer(progress)?;
     super::heal_latest(&writer)?;
     let mut staged = Vec::new();
     let mut out = Vec::new();

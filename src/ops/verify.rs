@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::Progress;
+use crate::progress::Progress;
 use crate::deliver::{self, Delivery};
 use crate::diagnostics::{Error, Result};
 use crate::model::{EntryKind, Id, Kind, StorePath, canonical};
@@ -58,7 +58,7 @@ struct Verifier<'a> {
     trees: HashMap<Id, Tree>,
 }
 
-pub fn verify(store_root: &Path, progress: &Progress) -> Result<VerifyReport> {
+pub fn verify(store_root: &Path, progress: &dyn Progress) -> Result<VerifyReport> {
     let store = Store::open(store_root)?;
     let trees = HashMap::from([(Tree::empty_id(), Tree::default())]);
     let mut v = Verifier {
@@ -81,7 +81,7 @@ pub fn verify(store_root: &Path, progress: &Progress) -> Result<VerifyReport> {
 
 /// `verify --project`: the Store, and that the project's memory directory holds exactly the
 /// current profile environment's files (each rehashed) and its INDEX.md.
-pub fn verify_project(start: &Path, store_root: &Path, progress: &Progress) -> Result<VerifyReport> {
+pub fn verify_project(start: &Path, store_root: &Path, progress: &dyn Progress) -> Result<VerifyReport> {
     let mut report = verify(store_root, progress)?;
     let project = super::project::Project::open(start)?;
     let m = &project.manifest;
@@ -205,9 +205,9 @@ impl Verifier<'_> {
         path.strip_prefix(self.store.root()).unwrap_or(path).display().to_string()
     }
 
-    fn blobs(&mut self, progress: &Progress) -> Result<()> {
+    fn blobs(&mut self, progress: &dyn Progress) -> Result<()> {
         let files = fanout_files(&self.store.root().join("blobs"), "")?;
-        let bar = progress.bar(files.len() as u64, "verifying");
+        let bar = progress.start("verifying", files.len() as u64);
         let results: Vec<(PathBuf, Option<Id>, std::result::Result<(), String>)> = files
             .into_par_iter()
             .map(|(path, id)| {
@@ -215,11 +215,11 @@ impl Verifier<'_> {
                     None => Err("not a blob file name".to_string()),
                     Some(id) => check_blob(&path, &id),
                 };
-                bar.inc(1);
+                bar.advance(1);
                 (path, id, r)
             })
             .collect();
-        bar.finish_and_clear();
+        drop(bar);
         for (path, id, r) in results {
             self.checked.blobs += 1;
             match (id, r) {

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream;
-use indicatif::ProgressBar;
+use crate::progress::Task;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::http::HttpBuilder;
 use object_store::local::LocalFileSystem;
@@ -152,7 +152,7 @@ impl Remote {
     pub fn get_many(
         &self,
         keys: &[String],
-        bar: &ProgressBar,
+        bar: &dyn Task,
         mut arrived: impl FnMut(usize, Vec<u8>) -> Result<()>,
     ) -> Result<Vec<usize>> {
         self.runtime.block_on(async {
@@ -168,7 +168,7 @@ impl Remote {
                     Some(bytes) => arrived(i, bytes)?,
                     None => absent.push(i),
                 }
-                bar.inc(1);
+                bar.advance(1);
             }
             absent.sort_unstable();
             Ok(absent)
@@ -181,7 +181,7 @@ impl Remote {
     pub fn put_missing<T: Send + Sync>(
         &self,
         items: &[(String, T)],
-        bar: &ProgressBar,
+        bar: &dyn Task,
         load: impl Fn(&T) -> Result<Vec<u8>> + Sync,
     ) -> Result<usize> {
         let load = &load;
@@ -207,7 +207,7 @@ impl Remote {
             let mut uploaded = 0;
             while let Some(done) = uploads.next().await {
                 uploaded += usize::from(done?);
-                bar.inc(1);
+                bar.advance(1);
             }
             Ok(uploaded)
         })

@@ -11,7 +11,7 @@ use super::objects::{Decoded, Object, lock_roots, quest_key};
 use crate::diagnostics::{Error, Result};
 use crate::lock::Lockfile;
 use crate::model::{EntryKind, Id, Kind, RemoteUrl};
-use crate::ops::Progress;
+use crate::progress::Progress;
 use crate::quest::Quest;
 use crate::store::tree::Tree;
 use crate::store::{Store, Writer};
@@ -68,7 +68,7 @@ pub fn push(
     objects: &[Object],
     quests: &[Id],
     refs: bool,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<PushReport> {
     let mut report =
         PushReport { remote: remote.url.to_string(), objects: objects.len(), ..Default::default() };
@@ -78,9 +78,9 @@ pub fn push(
         let same = |o: &Object| std::mem::discriminant(o) == std::mem::discriminant(&objects[start]);
         let end = start + objects[start..].iter().take_while(|o| same(o)).count();
         let items: Vec<(String, Object)> = objects[start..end].iter().map(|o| (o.key(), *o)).collect();
-        let bar = progress.bar(items.len() as u64, "pushing");
-        report.uploaded += remote.put_missing(&items, &bar, |obj| read_checked(store, obj))?;
-        bar.finish_and_clear();
+        let bar = progress.start("pushing", items.len() as u64);
+        report.uploaded += remote.put_missing(&items, &*bar, |obj| read_checked(store, obj))?;
+        drop(bar);
         start = end;
     }
     for id in quests {
@@ -158,7 +158,7 @@ pub struct Substituters<'p> {
     urls: Vec<RemoteUrl>,
     opened: Vec<Option<Remote>>,
     offline: bool,
-    progress: &'p Progress,
+    progress: &'p dyn Progress,
 }
 
 /// What a substitution fetched, and what it could not.
@@ -188,7 +188,7 @@ impl FetchReport {
 }
 
 impl<'p> Substituters<'p> {
-    pub fn new(urls: Vec<RemoteUrl>, offline: bool, progress: &'p Progress) -> Substituters<'p> {
+    pub fn new(urls: Vec<RemoteUrl>, offline: bool, progress: &'p dyn Progress) -> Substituters<'p> {
         let opened = urls.iter().map(|_| None).collect();
         Substituters { urls, opened, offline, progress }
     }
@@ -228,10 +228,10 @@ impl<'p> Substituters<'p> {
             if pending.is_empty() {
                 break;
             }
-            let bar = self.progress.bar(pending.len() as u64, "fetching");
+            let bar = self.progress.start("fetching", pending.len() as u64);
             let remote = self.remote(i)?;
             let keys: Vec<String> = pending.iter().map(Object::key).collect();
-            let absent = remote.get_many(&keys, &bar, |j, bytes| {
+            let absent = remote.get_many(&keys, &*bar, |j, bytes| {
                 let obj = pending[j];
                 let decoded = obj.check(&bytes).map_err(|reason| Error::RemoteCorrupt {
                     remote: remote.url.to_string(),
@@ -240,7 +240,7 @@ impl<'p> Substituters<'p> {
                 })?;
                 arrived(obj, bytes, decoded)
             })?;
-            bar.finish_and_clear();
+            drop(bar);
             pending = absent.into_iter().map(|j| pending[j]).collect();
         }
         Ok(pending)

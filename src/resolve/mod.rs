@@ -15,7 +15,7 @@ use crate::lock::{
 };
 use crate::manifest::{Manifest, MountDecl, SourceDecl};
 use crate::model::{EntryKind, Id, Kind, Locator, Selector, canonical};
-use crate::ops::Progress;
+use crate::progress::Progress;
 use crate::ops::ingest::{VersionLabel, ingest_with};
 use crate::pins::{Pins, ResolvedPin};
 use crate::source::{self, Snapshot};
@@ -93,7 +93,7 @@ pub fn snapshot_source(m: &Manifest, s: &SourceDecl) -> Result<Snapshot> {
 pub(crate) fn ingest_sources(
     m: &Manifest,
     writer: &Writer,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<BTreeMap<String, LockedSource>> {
     let mut out = BTreeMap::new();
     for s in &m.sources {
@@ -301,7 +301,7 @@ pub fn resolve(
     writer: &Writer,
     previous: Option<&Lockfile>,
     refresh: &Refresh,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<Resolution> {
     Graph::build(m)?;
     let store = writer.store;

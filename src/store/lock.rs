@@ -9,6 +9,7 @@ use rustix::fs::FlockOperation;
 
 use super::Store;
 use crate::diagnostics::{Error, Result};
+use crate::progress::Progress;
 
 /// Exclusive write access to a store; dropping it releases the lock.
 pub struct Writer<'s> {
@@ -44,8 +45,8 @@ pub struct WriteStats {
 impl Store {
     /// Takes the writer lock, waiting for another writer to finish, and clears `tmp/` (any temp
     /// file there was left by a writer that crashed).
-    pub fn writer(&self) -> Result<Writer<'_>> {
-        let file = lock_exclusive(self.root())?;
+    pub fn writer(&self, progress: &dyn Progress) -> Result<Writer<'_>> {
+        let file = lock_exclusive(self.root(), progress)?;
         let tmp = self.tmp_dir();
         super::fsutil::create_dir(&tmp)?;
         let mut stale_temp = 0;
@@ -71,7 +72,7 @@ impl Store {
 }
 
 /// Takes `<root>/lock` exclusively, waiting (and saying so) while another process holds it.
-pub(crate) fn lock_exclusive(root: &Path) -> Result<File> {
+pub fn lock_exclusive(root: &Path, progress: &dyn Progress) -> Result<File> {
     let path = root.join("lock");
     let file = OpenOptions::new()
         .create(true)
@@ -80,7 +81,10 @@ pub(crate) fn lock_exclusive(root: &Path) -> Result<File> {
         .open(&path)
         .map_err(Error::io("open the store lock", &path))?;
     if rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
-        eprintln!("Blocking: waiting for another memorix process to release {}", path.display());
+        progress.notice(&format!(
+            "Blocking: waiting for another memorix process to release {}",
+            path.display()
+        ));
         rustix::fs::flock(&file, FlockOperation::LockExclusive)
             .map_err(|e| Error::io("lock", &path)(e.into()))?;
     }

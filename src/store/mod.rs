@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Error, Result};
 use crate::model::{Id, Kind};
+use crate::progress::Progress;
 
 pub use lock::Writer;
 
@@ -77,17 +78,17 @@ impl Store {
     }
 
     /// Opens the store, creating an empty one first if the directory is absent or empty.
-    pub fn open_or_create(root: &Path) -> Result<Store> {
+    pub fn open_or_create(root: &Path, progress: &dyn Progress) -> Result<Store> {
         match Store::open(root) {
-            Err(Error::StoreMissing { .. }) => Store::create(root),
+            Err(Error::StoreMissing { .. }) => Store::create(root, progress),
             other => other,
         }
     }
 
     /// Creates the layout under the writer lock, so concurrent first writers agree.
-    fn create(root: &Path) -> Result<Store> {
+    fn create(root: &Path, progress: &dyn Progress) -> Result<Store> {
         fs::create_dir_all(root).map_err(Error::io("create the store directory", root))?;
-        let _lock = lock::lock_exclusive(root)?;
+        let _lock = lock::lock_exclusive(root, progress)?;
         if root.join("VERSION").exists() {
             return Store::open(root);
         }
