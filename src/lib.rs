@@ -15,7 +15,6 @@ pub mod ops;
 pub mod pins;
 pub mod profile;
 pub mod progress;
-pub mod quest;
 pub mod remote;
 pub mod resolve;
 pub mod source;

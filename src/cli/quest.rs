@@ -3,7 +3,7 @@ use std::fmt::Write;
 use super::{Context, render};
 use crate::diagnostics::Result;
 use crate::ops::quest;
-use crate::quest::Quest;
+use crate::store::quest::Quest;
 
 /// Find views by intent: quests record why each derivation and environment was built
 ///

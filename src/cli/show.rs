@@ -62,8 +62,8 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
                 writeln!(s, "locator  {} -> {} {}", p.locator, p.kind.as_str(), p.id)
                     .expect("writing to a string");
             }
-            for (path, origin, _) in &record.origins {
-                writeln!(s, "file     {path} <- {origin}").expect("writing to a string");
+            for o in &record.origins {
+                writeln!(s, "file     {} <- {}", o.path, o.place()).expect("writing to a string");
             }
             for d in &record.decisions {
                 writeln!(s, "decided  {}: {} over {} ({})", d.path, d.winner, d.loser, d.rule_name())

@@ -14,10 +14,11 @@ use crate::diagnostics::{Error, Result};
 use crate::manifest::{Delivery as Mode, Manifest};
 use crate::model::Id;
 use crate::store::checkout::{exchange, fill_tree, remove_readonly_tree};
+use crate::store::derivation::Provenance;
 use crate::store::{Store, fsutil};
 use crate::view::artifacts;
-use crate::view::derivation::{DerivationPlan, Provenance};
-use crate::view::environment::{EnvironmentPlan, files_of};
+use crate::view::derivation::DerivationPlan;
+use crate::view::environment::EnvironmentPlan;
 
 pub const INDEX: &str = "INDEX.md";
 
@@ -73,14 +74,18 @@ impl Delivery {
         generation: u64,
     ) -> Result<Delivery> {
         let record = store.read_environment(&environment)?;
-        let files = files_of(store, &record)?;
+        let files = store
+            .environment_files(&record)?
+            .into_iter()
+            .map(|(p, (mount, blob))| (p.to_string(), (mount.to_string(), blob)))
+            .collect();
         let mut mounts = Vec::new();
         for (path, id) in &record.mounts {
             let provenance = store.read_derivation(id)?.provenance;
             mounts.push(match m {
-                Some(m) => mount_info(store, m, path, id, &provenance),
+                Some(m) => mount_info(store, m, path.as_str(), id, &provenance),
                 None => MountInfo {
-                    path: path.clone(),
+                    path: path.to_string(),
                     intent: None,
                     versions: versions(&provenance),
                     artifacts: Vec::new(),

@@ -3,6 +3,7 @@
 //! URLs. Nothing here touches the file system or depends on another module of the crate.
 
 pub mod canonical;
+pub mod decision;
 pub mod id;
 pub mod kind;
 pub mod locator;

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Why a path component is not allowed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -130,11 +130,26 @@ impl StorePath {
         if self.0.is_empty() { None } else { self.0.rsplit('/').next() }
     }
 
+    /// The rest of `self` below `base` (the root when they are equal); `None` when `self` does
+    /// not lie at or below `base`.
+    pub fn strip_prefix(&self, base: &StorePath) -> Option<StorePath> {
+        if !self.starts_with(base) {
+            return None;
+        }
+        Some(StorePath(self.0[base.0.len()..].trim_start_matches('/').to_string()))
+    }
+
     /// Whether `self` is `other` or lies below it.
     pub fn starts_with(&self, other: &StorePath) -> bool {
         other.0.is_empty()
             || self.0 == other.0
             || (self.0.starts_with(&other.0) && self.0.as_bytes()[other.0.len()] == b'/')
+    }
+}
+
+impl AsRef<str> for StorePath {
+    fn as_ref(&self) -> &str {
+        &self.0
     }
 }
 
@@ -147,5 +162,12 @@ impl fmt::Display for StorePath {
 impl Serialize for StorePath {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for StorePath {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<StorePath, D::Error> {
+        let s = String::deserialize(d)?;
+        StorePath::new(&s).map_err(|p| serde::de::Error::custom(format!("path {s:?}: {}", p.describe())))
     }
 }

@@ -5,18 +5,18 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::progress::Progress;
-use super::project::Project;
 use crate::deliver::{self, ActivationRecord, Delivery};
 use crate::diagnostics::{Error, Result};
 use crate::model::Id;
 use crate::profile::Profile;
-use crate::quest::{self, QuestKind, ResolveRecord, Selection};
+use crate::progress::Progress;
 use crate::remote::transfer::FetchReport;
 use crate::resolve::{self, CheckReport, Refresh};
 use crate::store::generation::now_rfc3339;
+use crate::store::quest::{self, QuestKind, ResolveRecord};
 use crate::store::{Store, fsutil};
 use crate::view::artifacts::HookFailure;
+use super::project::Project;
 
 pub struct BuildRequest {
     /// Materialise exactly the lock; refuse (exit 1) when it is stale.
@@ -156,10 +156,10 @@ pub fn build(
     let dir = quest::project_key(&m.dir);
     let time = now_rfc3339();
     for (mount, plan) in m.mounts.iter().zip(&resolution.derivations) {
-        let (id, new) = writer.put_derivation(plan)?;
-        artifact_failures.extend(writer.ensure_artifacts(&id, plan, &m.artifacts)?);
+        let (id, new) = writer.put_derivation(&plan.record())?;
+        artifact_failures.extend(crate::view::artifacts::ensure(&writer, &id, plan, &m.artifacts)?);
         // The quest is written in the same step as the view.
-        let selection = vec![Selection::of_mount(mount, false)];
+        let selection = vec![crate::view::selection(mount, false)];
         let intent = mount.intent.as_deref();
         let q = writer.record_resolve(ResolveRecord {
             kind: QuestKind::Derivation,
@@ -170,13 +170,13 @@ pub fn build(
             current: id,
             time: &time,
         })?;
-        writer.index_quest(&q, mount)?;
+        writer.index_quest(&q, &mount.select)?;
         derivations.push(BuiltDerivation { mount: mount.path.to_string(), id, new, quest: q });
     }
     crate::fault::point("build.derivations");
-    let (env_id, environment_new) = writer.put_environment(&resolution.environment)?;
+    let (env_id, environment_new) = writer.put_environment(&resolution.environment.record(), &resolution.environment.env_files())?;
     crate::fault::point("build.environment");
-    let selection = m.mounts.iter().map(|x| Selection::of_mount(x, true)).collect();
+    let selection = m.mounts.iter().map(|x| crate::view::selection(x, true)).collect();
     let intent = m.intent.as_deref();
     let env_quest = writer.record_resolve(ResolveRecord {
         kind: QuestKind::Environment,
@@ -188,7 +188,7 @@ pub fn build(
         time: &time,
     })?;
     for mount in &m.mounts {
-        writer.index_quest(&env_quest, mount)?;
+        writer.index_quest(&env_quest, &mount.select)?;
     }
     writer.sync()?;
     crate::fault::point("build.synced");

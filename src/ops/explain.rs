@@ -6,11 +6,10 @@ use serde::Serialize;
 
 use super::project::Project;
 use crate::diagnostics::{Error, Result};
+use crate::model::decision::Decision;
 use crate::model::{Id, StorePath};
 use crate::profile::Profile;
-use crate::quest::{QuestKind, Selection, quest_id};
 use crate::store::Store;
-use crate::view::conflict::Decision;
 
 #[derive(Debug, Serialize)]
 pub struct Explanation {
@@ -49,37 +48,28 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
         env.decisions.iter().filter(|d| d.path == rel.as_str()).cloned().collect();
     let forced_mount = decisions.first().map(|d| d.winner.clone());
     // The deepest mount that has the file provides it, unless a decision names another.
-    let mut mounts: Vec<&(String, Id)> = env.mounts.iter().collect();
-    mounts.sort_by_key(|(p, _)| std::cmp::Reverse(p.split('/').count()));
+    let mut mounts: Vec<&(StorePath, Id)> = env.mounts.iter().collect();
+    mounts.sort_by_key(|(p, _)| std::cmp::Reverse(p.components().count()));
     for (mount, drv_id) in mounts {
-        if forced_mount.as_ref().is_some_and(|w| w != mount) {
+        if forced_mount.as_ref().is_some_and(|w| w != mount.as_str()) {
             continue;
         }
-        let mount_path = StorePath::new(mount).expect("environment mounts are validated on read");
-        if !rel.starts_with(&mount_path) || rel == mount_path {
-            continue;
-        }
-        let inner = &rel.as_str()[mount.len() + 1..];
+        let Some(inner) = rel.strip_prefix(mount).filter(|inner| !inner.is_root()) else { continue };
         let record = store.read_derivation(drv_id)?;
-        let Some(i) = record.entries.iter().position(|(p, _)| p == inner) else { continue };
-        let (_, origin, locator) = &record.origins[i];
+        let Some(i) = record.entries.iter().position(|e| e.path == inner) else { continue };
+        let origin = &record.origins[i];
         decisions.extend(record.decisions.iter().filter(|d| d.path == rel.as_str()).cloned());
-        let provenance = record.provenance.get(*locator);
-        let kind = crate::model::Locator::parse(origin).map(|l| l.kind).unwrap_or(crate::model::Kind::Rules);
-        let quest = m
-            .mounts
-            .iter()
-            .find(|x| x.path.as_str() == mount)
-            .map(|x| quest_id(QuestKind::Derivation, &[Selection::of_mount(x, false)]));
+        let provenance = record.provenance.get(origin.locator);
+        let quest = m.mounts.iter().find(|x| &x.path == mount).map(crate::view::derivation_quest);
         return Ok(Explanation {
             path: rel.to_string(),
             environment: binding.environment,
-            mount: mount.clone(),
+            mount: mount.to_string(),
             derivation: *drv_id,
-            origin: origin.clone(),
-            blob: Id::from_hex(&record.entries[i].1).expect("validated on read"),
+            origin: origin.place(),
+            blob: record.entries[i].blob,
             locator: provenance.map(|p| p.locator.clone()).unwrap_or_default(),
-            kind,
+            kind: origin.kind,
             generation: provenance.and_then(|p| p.generation),
             version: provenance.and_then(|p| p.version.clone()),
             quest,

@@ -10,14 +10,15 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 
 use super::project::Project;
-use crate::deliver::{self, Delivery, Files};
-use crate::progress::Progress;
+use crate::deliver::{self, Delivery};
+use crate::store::environment::EnvFiles;
 use crate::diagnostics::{Error, Result};
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
-use crate::quest::{self, QuestKind, Selection, quest_id};
+use crate::progress::Progress;
 use crate::store::Store;
 use crate::store::generation::now_rfc3339;
+use crate::store::quest;
 
 pub const RUNS: &str = "runs.jsonl";
 
@@ -77,19 +78,14 @@ fn count_reads(project: &Project, store_root: &Path, env: &Id, progress: &dyn Pr
     let writer = store.writer(progress)?;
     let m = &project.manifest;
     let dir = quest::project_key(&m.dir);
-    let env_selection: Vec<Selection> = m.mounts.iter().map(|x| Selection::of_mount(x, true)).collect();
-    let mut ids = vec![(quest_id(QuestKind::Environment, &env_selection), String::new())];
-    ids.extend(
-        m.mounts
-            .iter()
-            .map(|x| (quest_id(QuestKind::Derivation, &[Selection::of_mount(x, false)]), x.path.to_string())),
-    );
+    let mut ids = vec![(crate::view::environment_quest(m), String::new())];
+    ids.extend(m.mounts.iter().map(|x| (crate::view::derivation_quest(x), x.path.to_string())));
     let record = store.read_environment(env)?;
     for (id, mount) in ids {
         let current = if mount.is_empty() {
             Some(*env)
         } else {
-            record.mounts.iter().find(|(p, _)| *p == mount).map(|(_, d)| *d)
+            record.mounts.iter().find(|(p, _)| p.as_str() == mount).map(|(_, d)| *d)
         };
         if let Some(current) = current {
             writer.count_read(&id, &dir, &mount, &current)?;
@@ -163,8 +159,8 @@ pub fn checkout(start: &Path, store_root: &Path, env: &str, dir: &Path) -> Resul
     Ok((id, deliver::checkout(&store, dir, &delivery)?))
 }
 
-fn files_of(store: &Store, id: &Id) -> Result<Files> {
-    crate::view::environment::files_of(store, &store.read_environment(id)?)
+fn files_of(store: &Store, id: &Id) -> Result<EnvFiles> {
+    store.environment_files(&store.read_environment(id)?)
 }
 
 #[derive(Debug, Serialize)]
@@ -183,10 +179,10 @@ pub fn diff(start: &Path, store_root: &Path, a: &str, b: &str) -> Result<EnvDiff
     let project = Project::open(start).ok();
     let store = Store::open(store_root)?;
     let (from, to) = (environment(&store, project.as_ref(), a)?, environment(&store, project.as_ref(), b)?);
-    let blobs = |f: Files| -> BTreeMap<String, Id> { f.into_iter().map(|(p, (_, b))| (p, b)).collect() };
+    let blobs = |f: EnvFiles| -> BTreeMap<String, Id> { f.into_iter().map(|(p, (_, b))| (p.to_string(), b)).collect() };
     let (x, y) = (blobs(files_of(&store, &from)?), blobs(files_of(&store, &to)?));
     let mounts_of = |id: &Id| -> Result<BTreeMap<String, Id>> {
-        Ok(store.read_environment(id)?.mounts.into_iter().collect())
+        Ok(store.read_environment(id)?.mounts.into_iter().map(|(p, d)| (p.to_string(), d)).collect())
     };
     let (mx, my) = (mounts_of(&from)?, mounts_of(&to)?);
     let mut names: Vec<&String> = mx.keys().chain(my.keys()).collect();

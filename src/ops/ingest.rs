@@ -7,15 +7,15 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{GenSummary, commit_generation};
-use crate::progress::Progress;
 use crate::diagnostics::{Error, Result};
 use crate::model::{Id, Locator, StorePath, version};
-use crate::quest::QuestIo;
+use crate::progress::Progress;
 use crate::source::{self, Layout};
 use crate::store::diff::{Change, diff_trees};
 use crate::store::edit::{Dir, TreeEditor};
 use crate::store::generation::VersionTag;
 use crate::store::lock::WriteStats;
+use crate::store::quest::QuestIo;
 use crate::store::tree::Tree;
 use crate::store::{Store, Writer};
 

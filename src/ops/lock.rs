@@ -4,13 +4,13 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::progress::Progress;
-use super::project::{LockState, Project};
 use crate::diagnostics::{Error, Result};
 use crate::lock::{self, Lockfile};
 use crate::model::Id;
+use crate::progress::Progress;
 use crate::resolve::{self, CheckReport, Refresh, Resolution};
 use crate::store::{Store, Writer};
+use super::project::{LockState, Project};
 
 #[derive(Debug, Serialize)]
 pub struct LockOutcome {

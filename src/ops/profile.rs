@@ -8,10 +8,10 @@ use serde::Serialize;
 use super::build::activate_with_reuse;
 use super::project::Project;
 use crate::deliver::{self, Delivery, Placed};
-use crate::progress::Progress;
 use crate::diagnostics::{Error, Result};
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
+use crate::progress::Progress;
 use crate::store::Store;
 use crate::store::generation::now_rfc3339;
 

@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use crate::diagnostics::{Error, Result};
 use crate::model::IdPrefix;
-use crate::quest::Quest;
 use crate::store::Store;
+use crate::store::quest::Quest;
 
 pub fn list(store_root: &Path) -> Result<Vec<Quest>> {
     Store::open(store_root)?.all_quests()

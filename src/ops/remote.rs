@@ -5,17 +5,18 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::progress::Progress;
-use super::project::{LockState, Project};
 use crate::diagnostics::{Error, Result};
 use crate::lock::Lockfile;
 use crate::manifest::Manifest;
 use crate::model::RemoteUrl;
+use crate::progress::Progress;
 use crate::remote::Remote;
 use crate::remote::config::{self, RemoteEntry, Remotes};
-use crate::remote::objects::{lock_closure, project_quests, store_contents};
+use crate::remote::objects::{lock_closure, store_contents};
+use crate::view::project_quests;
 use crate::remote::transfer::{self, FetchReport, PushReport, Substituters};
 use crate::store::{Store, Writer};
+use super::project::{LockState, Project};
 
 #[derive(Debug, Serialize)]
 pub struct ListedRemote {

@@ -6,13 +6,13 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{GenSummary, publish, stage_generation};
-use crate::progress::Progress;
 use crate::diagnostics::{Error, Result};
 use crate::model::{EntryKind, Kind, Locator, StorePath};
-use crate::quest::QuestIo;
+use crate::progress::Progress;
 use crate::store::Store;
 use crate::store::diff::{Change, diff_trees};
 use crate::store::edit::TreeEditor;
+use crate::store::quest::QuestIo;
 
 pub struct RmRequest {
     pub paths: Vec<Locator>,

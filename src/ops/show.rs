@@ -9,9 +9,9 @@ use serde::Serialize;
 use crate::diagnostics::{Error, Result};
 use crate::model::{EntryKind, Id, IdPrefix, Kind};
 use crate::store::Store;
+use crate::store::derivation::DerivationRecord;
+use crate::store::environment::EnvironmentRecord;
 use crate::store::generation::Generation;
-use crate::view::derivation::DerivationRecord;
-use crate::view::environment::EnvironmentRecord;
 
 #[derive(Debug, Serialize)]
 pub struct ShownEntry {

@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream;
+use crate::diagnostics::{Error, Result};
+use crate::model::RemoteUrl;
 use crate::progress::Task;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::http::HttpBuilder;
@@ -22,8 +24,6 @@ use object_store::{
     BackoffConfig, ClientConfigKey, ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
 };
 
-use crate::diagnostics::{Error, Result};
-use crate::model::RemoteUrl;
 
 /// Transfers in flight at once per remote.
 const CONCURRENCY: usize = 16;

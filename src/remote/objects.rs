@@ -8,14 +8,12 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Error, Result};
 use crate::lock::Lockfile;
-use crate::manifest::Manifest;
 use crate::model::{EntryKind, Id, Kind, Locator, canonical};
-use crate::quest::{QuestKind, Selection, quest_id};
 use crate::store::Store;
+use crate::store::derivation::DerivationRecord;
+use crate::store::environment::EnvironmentRecord;
 use crate::store::generation::Generation;
 use crate::store::tree::Tree;
-use crate::view::derivation::DerivationRecord;
-use crate::view::environment::EnvironmentRecord;
 
 /// One content-addressed object. Variant order is upload order: what an object names is
 /// uploaded before it.
@@ -122,18 +120,6 @@ impl fmt::Display for Object {
 /// The key of a quest record on a remote.
 pub fn quest_key(id: &Id) -> String {
     format!("quests/{}.toml", id.hex())
-}
-
-/// A project's quests: one per mount's derivation, one for its environment.
-pub fn project_quests(m: &Manifest) -> Vec<Id> {
-    let mut ids: Vec<Id> = m
-        .mounts
-        .iter()
-        .map(|mount| quest_id(QuestKind::Derivation, &[Selection::of_mount(mount, false)]))
-        .collect();
-    let env: Vec<Selection> = m.mounts.iter().map(|x| Selection::of_mount(x, true)).collect();
-    ids.push(quest_id(QuestKind::Environment, &env));
-    ids
 }
 
 /// What a lock names directly: its environment, derivations, generations and the content

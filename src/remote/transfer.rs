@@ -12,11 +12,11 @@ use crate::diagnostics::{Error, Result};
 use crate::lock::Lockfile;
 use crate::model::{EntryKind, Id, Kind, RemoteUrl};
 use crate::progress::Progress;
-use crate::quest::Quest;
+use crate::store::derivation::DerivationRecord;
+use crate::store::environment::EnvironmentRecord;
+use crate::store::quest::Quest;
 use crate::store::tree::Tree;
 use crate::store::{Store, Writer};
-use crate::view::derivation::DerivationRecord;
-use crate::view::environment::EnvironmentRecord;
 
 #[derive(Debug, Default, Serialize)]
 pub struct PushReport {
@@ -352,14 +352,14 @@ pub fn fetch_lock(writer: &Writer, subs: &mut Substituters, lock: &Lockfile) -> 
     unavailable.extend(trees.keys().map(|id| Object::Tree(*id)));
     for (id, record) in derivations {
         if record.files().iter().all(|(_, b)| store.has_blob(b)) {
-            writer.put_derivation_record(&id, &record)?;
+            writer.put_derivation(&record)?;
         } else {
             unavailable.push(Object::Derivation(id));
         }
     }
     for record in environments {
-        if record.mounts.iter().all(|(_, d)| store.derivation_dir(d).join("derivation.json").exists()) {
-            writer.put_environment_record(&record)?;
+        if record.mounts.iter().all(|(_, d)| store.has_derivation(d)) {
+            writer.put_environment(&record, &store.environment_files(&record)?)?;
         } else {
             unavailable.push(Object::Environment(record.id()));
         }

@@ -10,14 +10,12 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::diagnostics::{Error, Result};
-use crate::lock::{
-    LockedEnvironment, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile, VERSION,
-};
+use crate::lock::{LockedEnvironment, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile, VERSION};
 use crate::manifest::{Manifest, MountDecl, SourceDecl};
 use crate::model::{EntryKind, Id, Kind, Locator, Selector, canonical};
-use crate::progress::Progress;
 use crate::ops::ingest::{VersionLabel, ingest_with};
 use crate::pins::{Pins, ResolvedPin};
+use crate::progress::Progress;
 use crate::source::{self, Snapshot};
 use crate::store::tree::{Overlay, Tree, TreeSource};
 use crate::store::{Store, Writer};
@@ -344,7 +342,7 @@ pub fn resolve(
         let stored = keep
             .filter(|_| !resolved.contains(&name))
             .and_then(|l| store.read_derivation(&l.derivation).ok())
-            .and_then(DerivationPlan::from_record);
+            .map(DerivationPlan::from_record);
         let plan = match stored {
             Some(p) => p,
             None => plan_mount(store, m, mount, &selected)?,

@@ -337,21 +337,21 @@ fn is_empty_dir(d: &Path) -> bool {
 
 /// Fills the directory `root` with hardlinks to the blobs of `files` (relative paths), then
 /// makes every directory read-only.
-pub(crate) fn link_tree(store: &Store, root: &Path, files: &[(String, Id)]) -> Result<()> {
+pub(crate) fn link_tree<P: AsRef<str> + Sync>(store: &Store, root: &Path, files: &[(P, Id)]) -> Result<()> {
     fill_tree(root, files, &|blob, dest| link_blob(store, blob, dest))
 }
 
 /// Fills the directory `root`, placing each file with `place(blob, dest)`, then makes every
 /// directory read-only.
-pub(crate) fn fill_tree(
+pub(crate) fn fill_tree<P: AsRef<str> + Sync>(
     root: &Path,
-    files: &[(String, Id)],
+    files: &[(P, Id)],
     place: &(dyn Fn(&Id, &Path) -> Result<()> + Sync),
 ) -> Result<()> {
     let mut unlocked = Unlocked::default();
     unlocked.open(root)?;
-    unlocked.prepare(root, &files.iter().map(|(path, _)| parent_str(path)).collect())?;
-    files.par_iter().try_for_each(|(path, blob)| place(blob, &root.join(path)))?;
+    unlocked.prepare(root, &files.iter().map(|(path, _)| parent_str(path.as_ref())).collect())?;
+    files.par_iter().try_for_each(|(path, blob)| place(blob, &root.join(path.as_ref())))?;
     unlocked.close()
 }
 

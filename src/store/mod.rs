@@ -3,14 +3,21 @@
 
 pub mod blob;
 pub mod checkout;
+pub mod derivation;
 pub mod diff;
 pub mod edit;
+pub mod environment;
 pub mod fsutil;
+pub mod gc;
 pub mod generation;
 pub mod locate;
 pub mod lock;
+mod objdir;
+pub mod purge;
+pub mod quest;
 pub mod statcache;
 pub mod tree;
+pub mod verify;
 pub mod versions;
 
 use std::fs;

@@ -5,9 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::fs;
 use std::io::Read;
-use std::path::PathBuf;
 use std::process::Command;
 
 use sha2::{Digest, Sha256};
@@ -15,8 +13,8 @@ use sha2::{Digest, Sha256};
 use super::derivation::DerivationPlan;
 use crate::diagnostics::{Error, Result};
 use crate::manifest::ArtifactDecl;
-use crate::model::Id;
-use crate::store::{Store, Writer, fsutil};
+use crate::model::{Id, Name};
+use crate::store::{Store, Writer};
 
 pub const SUMMARY: &str = "SUMMARY.md";
 /// Each file's title (its first heading), for INDEX.md without reading every blob again.
@@ -70,22 +68,22 @@ pub fn summary(store: &Store, id: &Id, plan: &DerivationPlan) -> Result<(String,
 
 /// The titles of a derivation's files, when its artifacts have been computed.
 pub fn titles(store: &Store, id: &Id) -> Option<BTreeMap<String, String>> {
-    serde_json::from_slice(&fs::read(artifacts_dir(store, id).join(TITLES)).ok()?).ok()
+    serde_json::from_slice(&store.artifact(id, &name(TITLES))?).ok()
 }
 
-fn artifacts_dir(store: &Store, id: &Id) -> PathBuf {
-    store.derivation_dir(id).join("artifacts")
+fn name(text: &str) -> Name {
+    Name::new(text).expect("artifact names are file names")
 }
 
-/// Where a hook's output for this derivation is cached.
-fn hook_path(store: &Store, id: &Id, hook: &ArtifactDecl) -> PathBuf {
+/// The file a hook's output for a derivation is cached in.
+fn hook_name(hook: &ArtifactDecl) -> Name {
     let digest = hex::encode(Sha256::digest(hook.command.join("\0").as_bytes()));
-    artifacts_dir(store, id).join(format!("{}-{}.txt", hook.name, &digest[..12]))
+    name(&format!("{}-{}.txt", hook.name, &digest[..12]))
 }
 
 /// A hook's cached output, if it ran.
 pub fn hook_output(store: &Store, id: &Id, hook: &ArtifactDecl) -> Option<String> {
-    fs::read_to_string(hook_path(store, id, hook)).ok()
+    String::from_utf8(store.artifact(id, &hook_name(hook))?).ok()
 }
 
 /// One hook that failed (its output is not cached, so the next build tries again).
@@ -96,57 +94,38 @@ pub struct HookFailure {
     pub message: String,
 }
 
-impl Writer<'_> {
-    /// Computes what the derivation lacks: `SUMMARY.md`, then each hook's output.
-    pub fn ensure_artifacts(
-        &self,
-        id: &Id,
-        plan: &DerivationPlan,
-        hooks: &[ArtifactDecl],
-    ) -> Result<Vec<HookFailure>> {
-        let dir = artifacts_dir(self.store, id);
-        fsutil::create_dir(&dir)?;
-        let summary_path = dir.join(SUMMARY);
-        if !summary_path.exists() || !dir.join(TITLES).exists() {
-            let (text, titles) = summary(self.store, id, plan)?;
-            let titles = serde_json::to_vec(&titles).expect("titles serialize");
-            fsutil::write_atomic_mode(&self.store.tmp_dir(), &dir.join(TITLES), &titles, 0o444)?;
-            fsutil::write_atomic_mode(&self.store.tmp_dir(), &summary_path, text.as_bytes(), 0o444)?;
+/// Computes what the derivation lacks: `SUMMARY.md` and the titles, then each hook's output.
+pub fn ensure(writer: &Writer, id: &Id, plan: &DerivationPlan, hooks: &[ArtifactDecl]) -> Result<Vec<HookFailure>> {
+    let store = writer.store;
+    if !store.has_artifact(id, &name(SUMMARY)) || !store.has_artifact(id, &name(TITLES)) {
+        let (text, titles) = summary(store, id, plan)?;
+        let titles = serde_json::to_vec(&titles).expect("titles serialize");
+        writer.put_artifact(id, &name(TITLES), &titles)?;
+        writer.put_artifact(id, &name(SUMMARY), text.as_bytes())?;
+    }
+    let mut failures = Vec::new();
+    for hook in hooks {
+        let out = hook_name(hook);
+        if store.has_artifact(id, &out) {
+            continue;
         }
-        let mut failures = Vec::new();
-        for hook in hooks {
-            let out = hook_path(self.store, id, hook);
-            if out.exists() {
+        let tree = store.derivation_tree(id);
+        let run = Command::new(&hook.command[0])
+            .args(&hook.command[1..])
+            .current_dir(&tree)
+            .env("MEMORIX_DERIVATION", id.to_string())
+            .env("MEMORIX_TREE", &tree)
+            .env("MEMORIX_SUMMARY", store.artifact_path(id, &name(SUMMARY)))
+            .output();
+        let message = match run {
+            Ok(o) if o.status.success() => {
+                writer.put_artifact(id, &out, &o.stdout)?;
                 continue;
             }
-            let tree = self.store.derivation_dir(id).join("tree");
-            let run = Command::new(&hook.command[0])
-                .args(&hook.command[1..])
-                .current_dir(&tree)
-                .env("MEMORIX_DERIVATION", id.to_string())
-                .env("MEMORIX_TREE", &tree)
-                .env("MEMORIX_SUMMARY", &summary_path)
-                .output();
-            match run {
-                Ok(o) if o.status.success() => {
-                    fsutil::write_atomic_mode(&self.store.tmp_dir(), &out, &o.stdout, 0o444)?;
-                }
-                Ok(o) => failures.push(HookFailure {
-                    name: hook.name.clone(),
-                    derivation: *id,
-                    message: format!(
-                        "exited with {}: {}",
-                        o.status,
-                        String::from_utf8_lossy(&o.stderr).trim()
-                    ),
-                }),
-                Err(e) => failures.push(HookFailure {
-                    name: hook.name.clone(),
-                    derivation: *id,
-                    message: format!("could not run {}: {e}", hook.command[0]),
-                }),
-            }
-        }
-        Ok(failures)
+            Ok(o) => format!("exited with {}: {}", o.status, String::from_utf8_lossy(&o.stderr).trim()),
+            Err(e) => format!("could not run {}: {e}", hook.command[0]),
+        };
+        failures.push(HookFailure { name: hook.name.clone(), derivation: *id, message });
     }
+    Ok(failures)
 }

@@ -1,59 +1,8 @@
 //! Deciding which file wins when two candidates claim one path (DESIGN.md §6.3).
 
-use serde::{Deserialize, Serialize};
-
 use crate::diagnostics::{Error, Result};
+use crate::model::decision::{Decision, Rule};
 use crate::model::{Id, Kind, StorePath};
-
-/// Which rule settled a conflict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Rule {
-    /// An `[overrides]` entry named the winner.
-    Override,
-    /// Two generations of one Store path: the newer one.
-    NewerGeneration,
-    /// One path family: the candidate with more path components.
-    DeeperPath,
-    /// Across kinds: rules > docs > chat.
-    KindTrust,
-    /// Nested mounts: the deeper mount.
-    DeeperMount,
-}
-
-impl Decision {
-    pub fn rule_name(&self) -> &'static str {
-        match self.rule {
-            Rule::Override => "override",
-            Rule::NewerGeneration => "newer-generation",
-            Rule::DeeperPath => "deeper-path",
-            Rule::KindTrust => "kind-trust",
-            Rule::DeeperMount => "deeper-mount",
-        }
-    }
-}
-
-impl Rule {
-    pub fn describe(self) -> &'static str {
-        match self {
-            Rule::Override => "an [overrides] entry names it",
-            Rule::NewerGeneration => "it is from the newer generation of the same Store path",
-            Rule::DeeperPath => "it is deeper in the same path family",
-            Rule::KindTrust => "its kind is trusted more (rules > docs > chat)",
-            Rule::DeeperMount => "its mount is nested deeper",
-        }
-    }
-}
-
-/// One recorded decision: at `path`, `winner` beat `loser` by `rule`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Decision {
-    pub path: String,
-    pub rule: Rule,
-    pub winner: String,
-    pub loser: String,
-}
 
 /// A Store file competing for one path.
 #[derive(Clone, Debug)]

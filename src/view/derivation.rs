@@ -3,14 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use super::conflict::{Candidate, Decision, decide};
+use super::conflict::{Candidate, decide};
 use crate::diagnostics::{Error, Result};
 use crate::manifest::{MountDecl, OverrideDecl};
-use crate::model::{EntryKind, Id, Kind, Locator, StorePath, canonical};
+use crate::model::decision::Decision;
+use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
+use crate::store::derivation::{DerivationEntry, DerivationRecord, EntryOrigin, Provenance};
 use crate::store::tree::{TreeSource, walk_files};
-use crate::store::{Store, Writer, fsutil};
 
 /// One locator of a mount, resolved to Store content.
 #[derive(Clone, Debug)]
@@ -42,19 +41,6 @@ impl Origin {
     }
 }
 
-/// A locator's resolution as recorded in a derivation (unhashed).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Provenance {
-    pub locator: String,
-    #[serde(rename = "type")]
-    pub kind: EntryKind,
-    pub id: Id,
-    pub generation: Option<Id>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-}
-
 /// A mount's resolved selection, before or after it is stored.
 #[derive(Clone, Debug)]
 pub struct DerivationPlan {
@@ -65,49 +51,42 @@ pub struct DerivationPlan {
     id: std::cell::OnceCell<Id>,
 }
 
-#[derive(Serialize)]
-struct Hashed<'a> {
-    entries: Vec<(&'a str, String)>,
-}
-
-/// `derivation.json`: the hashed entries plus unhashed origins, provenance and decisions.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DerivationRecord {
-    pub entries: Vec<(String, String)>,
-    /// (path, Store place, locator index) per entry.
-    pub origins: Vec<(String, String, usize)>,
-    pub provenance: Vec<Provenance>,
-    pub decisions: Vec<Decision>,
-}
-
 impl DerivationPlan {
     /// A stored derivation's plan, without walking its locators' trees again (a sticky mount
-    /// whose derivation the Store already holds). `None` if a recorded origin does not parse.
-    pub fn from_record(record: DerivationRecord) -> Option<DerivationPlan> {
-        let mut files = BTreeMap::new();
-        for ((path, hex), (_, place, locator)) in record.entries.iter().zip(&record.origins) {
-            let origin = Locator::parse_place(place).ok()?;
-            let blob = Id::from_hex(hex)?;
-            let o = Origin { blob, kind: origin.kind, store_path: origin.path, locator: *locator };
-            files.insert(StorePath::new(path).ok()?, o);
-        }
+    /// whose derivation the Store already holds).
+    pub fn from_record(record: DerivationRecord) -> DerivationPlan {
+        let files = record
+            .entries
+            .into_iter()
+            .zip(record.origins)
+            .map(|(e, o)| {
+                let origin = Origin { blob: e.blob, kind: o.kind, store_path: o.store_path, locator: o.locator };
+                (e.path, origin)
+            })
+            .collect();
         let id = std::cell::OnceCell::new();
-        Some(DerivationPlan { files, decisions: record.decisions, provenance: record.provenance, id })
+        DerivationPlan { files, decisions: record.decisions, provenance: record.provenance, id }
+    }
+
+    fn entries(&self) -> Vec<DerivationEntry> {
+        self.files.iter().map(|(p, o)| DerivationEntry { path: p.clone(), blob: o.blob }).collect()
     }
 
     /// The derivation id: a pure function of the sorted (path, blob) entries.
     pub fn id(&self) -> Id {
-        *self.id.get_or_init(|| {
-            let entries = self.files.iter().map(|(p, o)| (p.as_str(), o.blob.hex())).collect();
-            canonical::object_id("derivation", &canonical::encode(&Hashed { entries }))
-        })
+        *self.id.get_or_init(|| DerivationRecord::id_of(&self.entries()))
     }
 
     pub fn record(&self) -> DerivationRecord {
+        let origins = self.files.iter().map(|(p, o)| EntryOrigin {
+            path: p.clone(),
+            kind: o.kind,
+            store_path: o.store_path.clone(),
+            locator: o.locator,
+        });
         DerivationRecord {
-            entries: self.files.iter().map(|(p, o)| (p.to_string(), o.blob.hex())).collect(),
-            origins: self.files.iter().map(|(p, o)| (p.to_string(), o.place(), o.locator)).collect(),
+            entries: self.entries(),
+            origins: origins.collect(),
             provenance: self.provenance.clone(),
             decisions: self.decisions.clone(),
         }
@@ -197,69 +176,4 @@ fn check_file_dir_clashes(mount: &StorePath, files: &BTreeMap<StorePath, Origin>
         }
     }
     Ok(())
-}
-
-impl Store {
-    pub fn derivation_dir(&self, id: &Id) -> std::path::PathBuf {
-        super::object_dir(self, "derivations", id)
-    }
-
-    /// Reads a stored derivation record, checking that its entries hash to `id`.
-    pub fn read_derivation(&self, id: &Id) -> Result<DerivationRecord> {
-        let path = self.derivation_dir(id).join("derivation.json");
-        let bytes =
-            fsutil::read_object(&path).map_err(|e| fsutil::object_error("derivation", id, &path, e))?;
-        DerivationRecord::decode(&bytes, id).map_err(|reason| Error::corrupt("derivation", &path, reason))
-    }
-}
-
-impl DerivationRecord {
-    /// Decodes a derivation record and checks that its entries are valid and hash to `id`
-    /// (the one check for records read from the store and fetched from a remote).
-    pub fn decode(bytes: &[u8], id: &Id) -> std::result::Result<DerivationRecord, String> {
-        let record: DerivationRecord = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-        for (p, hex) in &record.entries {
-            StorePath::new(p).map_err(|why| format!("entry {p:?}: {}", why.describe()))?;
-            Id::from_hex(hex).ok_or_else(|| format!("entry {p:?}: bad id"))?;
-        }
-        let entries = record.entries.iter().map(|(p, h)| (p.as_str(), h.clone())).collect();
-        if canonical::object_id("derivation", &canonical::encode(&Hashed { entries })) != *id {
-            return Err("entries do not hash to its id".into());
-        }
-        Ok(record)
-    }
-
-    /// The blob of each entry, as (path, blob).
-    pub fn files(&self) -> Vec<(String, Id)> {
-        self.entries.iter().map(|(p, h)| (p.clone(), Id::from_hex(h).expect("checked on decode"))).collect()
-    }
-}
-
-impl Writer<'_> {
-    /// Stores a derivation (its record and a hardlinked `tree/`) unless it exists; true when new.
-    pub fn put_derivation(&self, plan: &DerivationPlan) -> Result<(Id, bool)> {
-        let id = plan.id();
-        let dest = self.store.derivation_dir(&id);
-        if dest.join("derivation.json").exists() {
-            return Ok((id, false));
-        }
-        let files: Vec<(String, Id)> = plan.files.iter().map(|(p, o)| (p.to_string(), o.blob)).collect();
-        let staged =
-            self.stage_object_dir("drv", &id, "derivation.json", &canonical::encode(&plan.record()), &files)?;
-        super::publish_dir(&staged, &dest)?;
-        Ok((id, true))
-    }
-
-    /// Stores a derivation record fetched from a remote (already decoded and checked against
-    /// `id`), with its `tree/`; every blob it names must be in the store. True when new.
-    pub fn put_derivation_record(&self, id: &Id, record: &DerivationRecord) -> Result<bool> {
-        let dest = self.store.derivation_dir(id);
-        if dest.join("derivation.json").exists() {
-            return Ok(false);
-        }
-        let staged =
-            self.stage_object_dir("drv", id, "derivation.json", &canonical::encode(record), &record.files())?;
-        super::publish_dir(&staged, &dest)?;
-        Ok(true)
-    }
 }

@@ -3,14 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use super::conflict::{Decision, Rule};
 use super::derivation::{DerivationPlan, Origin};
 use crate::diagnostics::{Error, Result};
 use crate::manifest::OverrideDecl;
-use crate::model::{Id, StorePath, canonical};
-use crate::store::{Store, Writer, fsutil};
+use crate::model::decision::{Decision, Rule};
+use crate::model::{Id, StorePath};
+use crate::store::environment::{EnvFiles, EnvironmentRecord};
 
 /// One file of an environment.
 #[derive(Clone, Debug)]
@@ -30,26 +28,14 @@ pub struct EnvironmentPlan {
     pub files: BTreeMap<StorePath, EnvFile>,
 }
 
-/// `environment.json`: exactly the hashed part.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct EnvironmentRecord {
-    pub decisions: Vec<Decision>,
-    pub mounts: Vec<(String, Id)>,
-}
-
-impl EnvironmentRecord {
-    pub fn id(&self) -> Id {
-        canonical::object_id("environment", &canonical::encode(self))
-    }
-}
-
 impl EnvironmentPlan {
     pub fn record(&self) -> EnvironmentRecord {
-        EnvironmentRecord {
-            decisions: self.decisions.clone(),
-            mounts: self.mounts.iter().map(|(p, id)| (p.to_string(), *id)).collect(),
-        }
+        EnvironmentRecord { decisions: self.decisions.clone(), mounts: self.mounts.clone() }
+    }
+
+    /// Environment path -> (mount, blob), as the Store records an environment's files.
+    pub fn env_files(&self) -> EnvFiles {
+        self.files.iter().map(|(p, f)| (p.clone(), (f.mount.clone(), f.blob))).collect()
     }
 
     pub fn id(&self) -> Id {
@@ -140,98 +126,4 @@ pub fn plan(mounts: &[(StorePath, &DerivationPlan)], overrides: &[OverrideDecl])
     decisions.sort_by(|a, b| a.path.cmp(&b.path).then(a.loser.cmp(&b.loser)));
     let mounts = mounts.iter().map(|(p, d)| (p.clone(), d.id())).collect();
     Ok(EnvironmentPlan { mounts, decisions, files })
-}
-
-impl Store {
-    pub fn environment_dir(&self, id: &Id) -> std::path::PathBuf {
-        super::object_dir(self, "environments", id)
-    }
-
-    pub fn read_environment(&self, id: &Id) -> Result<EnvironmentRecord> {
-        let path = self.environment_dir(id).join("environment.json");
-        let bytes =
-            fsutil::read_object(&path).map_err(|e| fsutil::object_error("environment", id, &path, e))?;
-        EnvironmentRecord::decode(&bytes, id).map_err(|reason| Error::corrupt("environment", &path, reason))
-    }
-}
-
-impl EnvironmentRecord {
-    /// Decodes an environment record and checks it is canonical, hashes to `id` and mounts
-    /// only valid paths (for records read from the store and fetched from a remote).
-    pub fn decode(bytes: &[u8], id: &Id) -> std::result::Result<EnvironmentRecord, String> {
-        let record: EnvironmentRecord = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-        if canonical::encode(&record) != bytes || record.id() != *id {
-            return Err("content does not match its id".into());
-        }
-        for (m, _) in &record.mounts {
-            StorePath::new(m).map_err(|why| format!("mount {m:?}: {}", why.describe()))?;
-        }
-        Ok(record)
-    }
-}
-
-impl Writer<'_> {
-    /// Stores an environment (its record and a hardlinked `tree/`) unless it exists.
-    pub fn put_environment(&self, plan: &EnvironmentPlan) -> Result<(Id, bool)> {
-        let record = plan.record();
-        let id = record.id();
-        let dest = self.store.environment_dir(&id);
-        if dest.join("environment.json").exists() {
-            return Ok((id, false));
-        }
-        let files: Vec<(String, Id)> = plan.files.iter().map(|(p, f)| (p.to_string(), f.blob)).collect();
-        let staged =
-            self.stage_object_dir("env", &id, "environment.json", &canonical::encode(&record), &files)?;
-        super::publish_dir(&staged, &dest)?;
-        Ok((id, true))
-    }
-
-    /// Stores an environment record fetched from a remote (already checked against its id),
-    /// with its `tree/`; every derivation it mounts must be in the store. True when new.
-    pub fn put_environment_record(&self, record: &EnvironmentRecord) -> Result<bool> {
-        let id = record.id();
-        let dest = self.store.environment_dir(&id);
-        if dest.join("environment.json").exists() {
-            return Ok(false);
-        }
-        let files: Vec<(String, Id)> =
-            files_of(self.store, record)?.into_iter().map(|(p, (_, blob))| (p, blob)).collect();
-        let staged =
-            self.stage_object_dir("env", &id, "environment.json", &canonical::encode(record), &files)?;
-        super::publish_dir(&staged, &dest)?;
-        Ok(true)
-    }
-}
-
-/// The files of a stored environment (environment path -> (mount, blob)), recomputed from its
-/// record and its derivations: deeper mounts win, then the recorded decisions apply.
-pub fn files_of(store: &Store, record: &EnvironmentRecord) -> Result<BTreeMap<String, (String, Id)>> {
-    let mut entries_of = BTreeMap::new();
-    for (mount, drv) in &record.mounts {
-        let d = store.read_derivation(drv)?;
-        let entries: BTreeMap<String, Id> =
-            d.entries.into_iter().map(|(p, h)| (p, Id::from_hex(&h).expect("validated on read"))).collect();
-        entries_of.insert(mount.clone(), entries);
-    }
-    let mut mounts: Vec<&String> = entries_of.keys().collect();
-    mounts.sort_by_key(|m| m.split('/').count());
-    let mut files = BTreeMap::new();
-    for mount in mounts {
-        for (p, blob) in &entries_of[mount] {
-            files.insert(format!("{mount}/{p}"), (mount.clone(), *blob));
-        }
-    }
-    for d in &record.decisions {
-        let winner = entries_of.get(&d.winner);
-        match (winner, d.path.strip_prefix(&format!("{}/", d.winner))) {
-            (Some(entries), Some(rel)) if entries.contains_key(rel) => {
-                files.insert(d.path.clone(), (d.winner.clone(), entries[rel]));
-            }
-            // The loser's file gave way to the winner's directory.
-            _ => {
-                files.remove(&d.path);
-            }
-        }
-    }
-    Ok(files)
 }

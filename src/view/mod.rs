@@ -6,52 +6,36 @@ pub mod conflict;
 pub mod derivation;
 pub mod environment;
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use crate::manifest::{Manifest, MountDecl};
+use crate::model::{Id, Locator};
+use crate::store::quest::{QuestKind, Selection, quest_id};
 
-use crate::diagnostics::{Error, Result};
-use crate::model::Id;
-use crate::store::{Store, Writer, checkout, fsutil};
-
-/// `<store>/<what>/<aa>/<hex>/`
-fn object_dir(store: &Store, what: &str, id: &Id) -> PathBuf {
-    let hex = id.hex();
-    store.root().join(what).join(&hex[..2]).join(hex)
-}
-
-impl Writer<'_> {
-    /// Writes `<tmp>/<prefix>-<hex>/` holding `record_name` (the object's record) and `tree/`
-    /// (hardlinks to `files`' blobs), everything read-only; returns its path.
-    fn stage_object_dir(
-        &self,
-        prefix: &str,
-        id: &Id,
-        record_name: &str,
-        record: &[u8],
-        files: &[(String, Id)],
-    ) -> Result<PathBuf> {
-        self.mark_dirty();
-        let staged = self.store.tmp_dir().join(format!("{prefix}-{}", id.hex()));
-        checkout::remove_readonly_tree(&staged)?;
-        fs::create_dir(&staged).map_err(Error::io("create directory", &staged))?;
-        fsutil::write_atomic_mode(&self.store.tmp_dir(), &staged.join(record_name), record, 0o444)?;
-        let tree = staged.join("tree");
-        fs::create_dir(&tree).map_err(Error::io("create directory", &tree))?;
-        checkout::link_tree(self.store, &tree, files)?;
-        Ok(staged)
+/// A mount's selection IR, as its quest records it (with the mount path for an environment's
+/// quest, without it for a derivation's, so projects mounting one selection elsewhere share it).
+pub fn selection(mount: &MountDecl, with_path: bool) -> Selection {
+    Selection {
+        mount: if with_path { mount.path.to_string() } else { String::new() },
+        select: mount.select.iter().map(Locator::to_string).collect(),
+        include: mount.include.clone(),
+        exclude: mount.exclude.clone(),
+        match_policy: mount.match_policy.map(|p| p.as_str().to_string()),
+        library: mount.library.clone(),
+        version: mount.version.clone(),
     }
 }
 
-/// Moves a fully written object directory from `tmp/` into place; an existing one (same id,
-/// same content) is kept.
-fn publish_dir(staged: &Path, dest: &Path) -> Result<()> {
-    fsutil::create_dir(dest.parent().expect("objects live in a fan-out directory"))?;
-    match fs::rename(staged, dest) {
-        Ok(()) => Ok(()),
-        Err(e) if dest.join("tree").exists() => {
-            drop(e);
-            checkout::remove_readonly_tree(staged)
-        }
-        Err(e) => Err(Error::io("move into place", dest)(e)),
-    }
+/// The quest of a mount's derivation.
+pub fn derivation_quest(mount: &MountDecl) -> Id {
+    quest_id(QuestKind::Derivation, &[selection(mount, false)])
+}
+
+/// The quest of a project's environment: every mount with its path.
+pub fn environment_quest(m: &Manifest) -> Id {
+    let mounts: Vec<Selection> = m.mounts.iter().map(|x| selection(x, true)).collect();
+    quest_id(QuestKind::Environment, &mounts)
+}
+
+/// A project's quests: one per mount's derivation, then its environment's.
+pub fn project_quests(m: &Manifest) -> Vec<Id> {
+    m.mounts.iter().map(derivation_quest).chain([environment_quest(m)]).collect()
 }

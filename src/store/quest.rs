@@ -12,10 +12,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::diagnostics::{Error, Result};
-use crate::manifest::MountDecl;
 use crate::model::{Id, Kind, Locator, Selector, StorePath, canonical};
-use crate::store::diff::Change;
-use crate::store::{Store, Writer, fsutil};
+use super::diff::Change;
+use super::{Store, Writer, fsutil};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -41,20 +40,6 @@ pub struct Selection {
     pub library: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-}
-
-impl Selection {
-    pub fn of_mount(mount: &MountDecl, with_path: bool) -> Selection {
-        Selection {
-            mount: if with_path { mount.path.to_string() } else { String::new() },
-            select: mount.select.iter().map(Locator::to_string).collect(),
-            include: mount.include.clone(),
-            exclude: mount.exclude.clone(),
-            match_policy: mount.match_policy.map(|p| p.as_str().to_string()),
-            library: mount.library.clone(),
-            version: mount.version.clone(),
-        }
-    }
 }
 
 /// One project's use of a quest.
@@ -305,9 +290,9 @@ impl Writer<'_> {
         self.write_quest(&quest)
     }
 
-    /// Registers a derivation quest under each Store path its moving locators read.
-    pub fn index_quest(&self, quest: &Id, mount: &MountDecl) -> Result<()> {
-        for loc in mount.select.iter().filter(|l| moves(l)) {
+    /// Registers a quest under each Store path its moving locators read.
+    pub fn index_quest(&self, quest: &Id, select: &[Locator]) -> Result<()> {
+        for loc in select.iter().filter(|l| moves(l)) {
             let path = self.store.reverse_path(loc.kind, &loc.path);
             let mut entries = self.store.reverse_entries(loc.kind, &loc.path);
             if entries.insert(*quest) {

@@ -1,0 +1,212 @@
+//! Derivation records, `derivations/<aa>/<id>/derivation.json`: the files one mount selected
+//! (mount-relative path -> blob; the id covers only these entries, so every project selecting
+//! the same files shares one derivation), plus unhashed origins, provenance and the conflict
+//! decisions of the build that made it. Every field is typed and validated when read.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::ser::{SerializeTuple, Serializer};
+use serde::{Deserialize, Serialize};
+
+use super::objdir::object_dir;
+use super::{Store, Writer, fsutil};
+use crate::diagnostics::{Error, Result};
+use crate::model::decision::Decision;
+use crate::model::{EntryKind, Id, Kind, Locator, Name, StorePath, canonical};
+
+pub const RECORD: &str = "derivation.json";
+const ARTIFACTS: &str = "artifacts";
+
+/// One file of a derivation; encoded `[path, "<64 hex>"]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DerivationEntry {
+    pub path: StorePath,
+    pub blob: Id,
+}
+
+/// Where an entry came from: the Store file and the index of the mount's locator that
+/// selected it; encoded `[path, "kind/store/path", locator]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryOrigin {
+    pub path: StorePath,
+    pub kind: Kind,
+    pub store_path: StorePath,
+    pub locator: usize,
+}
+
+impl EntryOrigin {
+    /// `rules/python/style.md`
+    pub fn place(&self) -> String {
+        format!("{}/{}", self.kind, self.store_path)
+    }
+}
+
+/// A locator's resolution as recorded in a derivation (unhashed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    pub locator: String,
+    #[serde(rename = "type")]
+    pub kind: EntryKind,
+    pub id: Id,
+    pub generation: Option<Id>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+/// `derivation.json`: the hashed entries plus unhashed origins, provenance and decisions.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DerivationRecord {
+    pub entries: Vec<DerivationEntry>,
+    pub origins: Vec<EntryOrigin>,
+    pub provenance: Vec<Provenance>,
+    pub decisions: Vec<Decision>,
+}
+
+impl DerivationRecord {
+    /// The derivation id: a pure function of the sorted (path, blob) entries.
+    pub fn id_of(entries: &[DerivationEntry]) -> Id {
+        #[derive(Serialize)]
+        struct Hashed<'a> {
+            entries: &'a [DerivationEntry],
+        }
+        canonical::object_id("derivation", &canonical::encode(&Hashed { entries }))
+    }
+
+    pub fn id(&self) -> Id {
+        DerivationRecord::id_of(&self.entries)
+    }
+
+    /// Decodes a derivation record and checks that its entries hash to `id` and that each has
+    /// one origin (the one check for records read from the store and fetched from a remote).
+    pub fn decode(bytes: &[u8], id: &Id) -> std::result::Result<DerivationRecord, String> {
+        let record: DerivationRecord = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        if record.id() != *id {
+            return Err("entries do not hash to its id".into());
+        }
+        if record.origins.len() != record.entries.len()
+            || record.origins.iter().zip(&record.entries).any(|(o, e)| o.path != e.path)
+        {
+            return Err("origins do not match its entries".into());
+        }
+        Ok(record)
+    }
+
+    /// The blob of each entry, as (path, blob).
+    pub fn files(&self) -> Vec<(StorePath, Id)> {
+        self.entries.iter().map(|e| (e.path.clone(), e.blob)).collect()
+    }
+}
+
+impl Store {
+    pub fn derivation_dir(&self, id: &Id) -> std::path::PathBuf {
+        object_dir(self, "derivations", id)
+    }
+
+    pub fn has_derivation(&self, id: &Id) -> bool {
+        self.derivation_dir(id).join(RECORD).exists()
+    }
+
+    /// Reads a stored derivation record, checking that its entries hash to `id`.
+    pub fn read_derivation(&self, id: &Id) -> Result<DerivationRecord> {
+        let path = self.derivation_dir(id).join(RECORD);
+        let bytes =
+            fsutil::read_object(&path).map_err(|e| fsutil::object_error("derivation", id, &path, e))?;
+        DerivationRecord::decode(&bytes, id).map_err(|reason| Error::corrupt("derivation", &path, reason))
+    }
+}
+
+impl Store {
+    /// Where derived artifact `name` of derivation `id` is kept (`artifacts/<name>`).
+    pub fn artifact_path(&self, id: &Id, name: &Name) -> std::path::PathBuf {
+        self.derivation_dir(id).join(ARTIFACTS).join(name.as_str())
+    }
+
+    pub fn has_artifact(&self, id: &Id, name: &Name) -> bool {
+        self.artifact_path(id, name).exists()
+    }
+
+    /// A derived artifact, when it has been computed.
+    pub fn artifact(&self, id: &Id, name: &Name) -> Option<Vec<u8>> {
+        fsutil::read_object(&self.artifact_path(id, name)).ok()
+    }
+
+    /// The derivation's files as a directory: where `[artifacts]` hooks run.
+    pub fn derivation_tree(&self, id: &Id) -> std::path::PathBuf {
+        self.derivation_dir(id).join("tree")
+    }
+}
+
+impl Writer<'_> {
+    /// Stores a derived artifact of a stored derivation (read-only, replaced atomically).
+    pub fn put_artifact(&self, id: &Id, name: &Name, bytes: &[u8]) -> Result<()> {
+        let dir = self.store.derivation_dir(id).join(ARTIFACTS);
+        fsutil::create_dir(&dir)?;
+        fsutil::write_atomic_mode(&self.store.tmp_dir(), &dir.join(name.as_str()), bytes, 0o444)
+    }
+
+    /// Stores a derivation (its record and a hardlinked `tree/`) unless it exists; every blob
+    /// it names must be in the store. Returns its id and whether it was new.
+    pub fn put_derivation(&self, record: &DerivationRecord) -> Result<(Id, bool)> {
+        let id = record.id();
+        let new = self.put_object_dir("derivations", &id, RECORD, &canonical::encode(record), &record.files())?;
+        Ok((id, new))
+    }
+}
+
+impl Serialize for DerivationEntry {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut t = s.serialize_tuple(2)?;
+        t.serialize_element(&self.path)?;
+        t.serialize_element(&self.blob.hex())?;
+        t.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for DerivationEntry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<DerivationEntry, D::Error> {
+        let (path, hex): (StorePath, String) = Deserialize::deserialize(d)?;
+        let blob = Id::from_hex(&hex)
+            .ok_or_else(|| de::Error::custom(format!("entry {:?}: bad id {hex:?}", path.as_str())))?;
+        Ok(DerivationEntry { path, blob })
+    }
+}
+
+impl Serialize for EntryOrigin {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut t = s.serialize_tuple(3)?;
+        t.serialize_element(&self.path)?;
+        t.serialize_element(&self.place())?;
+        t.serialize_element(&self.locator)?;
+        t.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for EntryOrigin {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<EntryOrigin, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = EntryOrigin;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("[path, Store file, locator index]")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<EntryOrigin, A::Error> {
+                let missing = || de::Error::custom("an origin has three elements");
+                let path: StorePath = seq.next_element()?.ok_or_else(missing)?;
+                let place: String = seq.next_element()?.ok_or_else(missing)?;
+                let locator: usize = seq.next_element()?.ok_or_else(missing)?;
+                if seq.next_element::<de::IgnoredAny>()?.is_some() {
+                    return Err(missing());
+                }
+                let file = Locator::parse_place(&place)
+                    .ok()
+                    .filter(|l| !l.subtree)
+                    .ok_or_else(|| de::Error::custom(format!("origin {place:?} is not a Store file")))?;
+                Ok(EntryOrigin { path, kind: file.kind, store_path: file.path, locator })
+            }
+        }
+        d.deserialize_tuple(3, V)
+    }
+}
