@@ -17,6 +17,5 @@ pub mod profile;
 pub mod progress;
 pub mod remote;
 pub mod resolve;
-pub mod source;
 pub mod store;
 pub mod view;

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use super::{Context, render};
 use crate::diagnostics::Result;
 use crate::model::Locator;
-use crate::ops::ingest::{IngestRequest, VersionLabel, ingest};
+use crate::ops::ingest::{IngestRequest, ingest};
 use crate::store::diff::ChangeKind;
+use crate::store::ingest::VersionLabel;
 
 /// Add files to the Store as a new generation of one typed tree
 ///

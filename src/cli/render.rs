@@ -6,8 +6,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::diagnostics::{Error, Result};
-use crate::ops::GenSummary;
 use crate::progress::{Progress, Silent, Task};
+use crate::store::generation::GenSummary;
 
 /// Prints one pretty JSON document and a newline.
 pub fn json<T: Serialize>(value: &T) -> Result<()> {

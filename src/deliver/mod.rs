@@ -20,7 +20,7 @@ use crate::view::artifacts;
 use crate::view::derivation::DerivationPlan;
 use crate::view::environment::EnvironmentPlan;
 
-pub const INDEX: &str = "INDEX.md";
+pub use crate::manifest::INDEX;
 
 /// Environment path -> (mount, blob).
 pub type Files = BTreeMap<String, (String, Id)>;

@@ -19,6 +19,9 @@ use raw::RawManifest;
 
 pub const FILE: &str = "memorix.toml";
 
+/// The memory directory's index, written at activation: no mount may take its name.
+pub const INDEX: &str = "INDEX.md";
+
 /// A validated manifest.
 #[derive(Debug)]
 pub struct Manifest {
@@ -396,7 +399,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
                 Some("e.g. [mounts.python]".into()),
             ));
         }
-        if path.as_str() == crate::deliver::INDEX {
+        if path.as_str() == INDEX {
             return Err(ctx.err(
                 spans.key(&key),
                 "memorix::manifest::bad_mount",

@@ -5,10 +5,10 @@
 
 use std::fmt;
 
-use miette::{Diagnostic, LabeledSpan, SourceCode};
 use super::id::IdPrefix;
 use super::kind::Kind;
 use super::path::{Name, NameProblem, StorePath};
+use miette::{Diagnostic, LabeledSpan, SourceCode};
 
 /// Which state of a typed tree a locator reads.
 #[derive(Clone, PartialEq, Eq, Debug)]

@@ -5,18 +5,18 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::project::Project;
 use crate::deliver::{self, ActivationRecord, Delivery};
 use crate::diagnostics::{Error, Result};
 use crate::model::Id;
 use crate::profile::Profile;
 use crate::progress::Progress;
 use crate::remote::transfer::FetchReport;
-use crate::resolve::{self, CheckReport, Refresh};
+use crate::resolve::{CheckReport, Refresh};
 use crate::store::generation::now_rfc3339;
 use crate::store::quest::{self, QuestKind, ResolveRecord};
 use crate::store::{Store, fsutil};
 use crate::view::artifacts::HookFailure;
-use super::project::Project;
 
 pub struct BuildRequest {
     /// Materialise exactly the lock; refuse (exit 1) when it is stale.
@@ -124,7 +124,7 @@ pub fn build(
 
     let store = Store::open_or_create(store_root, progress)?;
     let writer = store.writer(progress)?;
-    super::heal_latest(&writer)?;
+    writer.heal_latest()?;
     let mut substituted = FetchReport::default();
     let (resolution, lock_written, resolved) = if req.locked {
         substituted = super::remote::substitute(&project, &writer, req.offline, progress)?;
@@ -145,7 +145,7 @@ pub fn build(
             });
         };
         // The sources hash as the lock says; put their content in the Store.
-        resolve::ingest_sources(m, &writer, progress)?;
+        super::lock::ingest_sources(m, &writer, progress)?;
         (resolution, false, Vec::new())
     } else {
         let (resolution, outcome) = super::lock::lock_with(&project, &writer, &req.refresh, progress)?;
@@ -174,7 +174,8 @@ pub fn build(
         derivations.push(BuiltDerivation { mount: mount.path.to_string(), id, new, quest: q });
     }
     crate::fault::point("build.derivations");
-    let (env_id, environment_new) = writer.put_environment(&resolution.environment.record(), &resolution.environment.env_files())?;
+    let (env_id, environment_new) =
+        writer.put_environment(&resolution.environment.record(), &resolution.environment.env_files())?;
     crate::fault::point("build.environment");
     let selection = m.mounts.iter().map(|x| crate::view::selection(x, true)).collect();
     let intent = m.intent.as_deref();
@@ -314,10 +315,10 @@ fn inputs_stamp(project: &Project, store_root: &Path) -> Result<String> {
         stat(&m.dir.join(f));
     }
     for s in &m.sources {
-        match crate::source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])? {
-            crate::source::Layout::Tree { files, .. } => files.iter().for_each(|(_, abs)| stat(abs)),
-            crate::source::Layout::File(p) => stat(&p),
-            crate::source::Layout::Stdin => {}
+        match crate::store::source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])? {
+            crate::store::source::Layout::Tree { files, .. } => files.iter().for_each(|(_, abs)| stat(abs)),
+            crate::store::source::Layout::File(p) => stat(&p),
+            crate::store::source::Layout::Stdin => {}
         }
     }
     Ok(hex::encode(h.finalize()))

@@ -6,14 +6,14 @@ use std::path::Path;
 use serde::Serialize;
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
+use super::lock::{LockOutcome, lock};
+use super::quest::show;
 use crate::diagnostics::{Error, Result};
 use crate::manifest;
 use crate::model::Locator;
 use crate::progress::Progress;
 use crate::store::fsutil;
 use crate::store::quest::QuestKind;
-use super::lock::{LockOutcome, lock};
-use super::quest::show;
 
 /// What `add` puts into the mount.
 pub enum Addition {

@@ -11,12 +11,12 @@ use serde::{Deserialize, Serialize};
 
 use super::project::Project;
 use crate::deliver::{self, Delivery};
-use crate::store::environment::EnvFiles;
 use crate::diagnostics::{Error, Result};
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
 use crate::progress::Progress;
 use crate::store::Store;
+use crate::store::environment::EnvFiles;
 use crate::store::generation::now_rfc3339;
 use crate::store::quest;
 
@@ -35,7 +35,12 @@ pub struct RunRecord {
 
 /// Runs `command` with `MEMORIX_ENVIRONMENT` (and `MEMORIX_PROFILE_GENERATION`) set to what
 /// `.memory/` shows, appends the record, and counts a read on the environment's quests.
-pub fn run(start: &Path, store_root: &Path, command: &[String], progress: &dyn Progress) -> Result<RunRecord> {
+pub fn run(
+    start: &Path,
+    store_root: &Path,
+    command: &[String],
+    progress: &dyn Progress,
+) -> Result<RunRecord> {
     let project = Project::open(start)?;
     let profile = Profile::load(&project.state_dir)?;
     let binding = profile.current().cloned().ok_or_else(|| {
@@ -179,7 +184,9 @@ pub fn diff(start: &Path, store_root: &Path, a: &str, b: &str) -> Result<EnvDiff
     let project = Project::open(start).ok();
     let store = Store::open(store_root)?;
     let (from, to) = (environment(&store, project.as_ref(), a)?, environment(&store, project.as_ref(), b)?);
-    let blobs = |f: EnvFiles| -> BTreeMap<String, Id> { f.into_iter().map(|(p, (_, b))| (p.to_string(), b)).collect() };
+    let blobs = |f: EnvFiles| -> BTreeMap<String, Id> {
+        f.into_iter().map(|(p, (_, b))| (p.to_string(), b)).collect()
+    };
     let (x, y) = (blobs(files_of(&store, &from)?), blobs(files_of(&store, &to)?));
     let mounts_of = |id: &Id| -> Result<BTreeMap<String, Id>> {
         Ok(store.read_environment(id)?.mounts.into_iter().map(|(p, d)| (p.to_string(), d)).collect())

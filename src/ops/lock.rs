@@ -1,16 +1,20 @@
 //! `memorix lock [--check]`: write memorix.lock (only what changed), or check it.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Serialize;
 
+use super::project::{LockState, Project};
 use crate::diagnostics::{Error, Result};
-use crate::lock::{self, Lockfile};
+use crate::lock::{self, LockedSource, Lockfile};
+use crate::manifest::Manifest;
 use crate::model::Id;
 use crate::progress::Progress;
 use crate::resolve::{self, CheckReport, Refresh, Resolution};
+use crate::store::ingest::{Ingest, VersionLabel};
+use crate::store::source;
 use crate::store::{Store, Writer};
-use super::project::{LockState, Project};
 
 #[derive(Debug, Serialize)]
 pub struct LockOutcome {
@@ -28,7 +32,7 @@ pub fn lock(start: &Path, store_root: &Path, progress: &dyn Progress) -> Result<
     let _project_lock = project.lock(progress)?;
     let store = Store::open_or_create(store_root, progress)?;
     let writer = store.writer(progress)?;
-    super::heal_latest(&writer)?;
+    writer.heal_latest()?;
     let (_, outcome) = lock_with(&project, &writer, &Refresh::Nothing, progress)?;
     Ok(outcome)
 }
@@ -50,7 +54,8 @@ pub(crate) fn lock_with(
             (merged, Some(text), true)
         }
     };
-    let resolution = resolve::resolve(&project.manifest, writer, previous.as_ref(), refresh, progress)?;
+    let sources = ingest_sources(&project.manifest, writer, progress)?;
+    let resolution = resolve::resolve(&project.manifest, writer.store, previous.as_ref(), refresh, sources)?;
     let written = project.write_lock(&resolution.lock, previous_text.as_deref())?;
     let outcome = LockOutcome {
         written,
@@ -59,6 +64,31 @@ pub(crate) fn lock_with(
         environment: resolution.lock.environment.id,
     };
     Ok((resolution, outcome))
+}
+
+/// Ingests each `[sources]` folder into the Store (before resolving, which only reads it);
+/// returns the lock entry of each source by its key.
+pub(crate) fn ingest_sources(
+    m: &Manifest,
+    writer: &Writer,
+    progress: &dyn Progress,
+) -> Result<BTreeMap<String, LockedSource>> {
+    let mut out = BTreeMap::new();
+    let project = m.name.as_deref().unwrap_or("the project");
+    for s in &m.sources {
+        let label = s.version.clone().map(|version| VersionLabel { version, library: None });
+        let request = Ingest {
+            dest: &s.dest,
+            layout: source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])?,
+            merge: false,
+            label: label.as_ref(),
+            message: Some(format!("[sources] of {project}")),
+        };
+        let outcome = writer.ingest(request, progress)?;
+        let hash = outcome.content(writer.store, &s.dest)?;
+        out.insert(s.key(), LockedSource { path: s.folder.to_string(), hash });
+    }
+    Ok(out)
 }
 
 /// `lock --check`: never writes; reports why the lock is stale or does not recompute.

@@ -4,11 +4,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::GenSummary;
 use crate::diagnostics::Result;
 use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
 use crate::store::Store;
 use crate::store::diff::{Change, ChangeKind, diff_trees};
+use crate::store::generation::GenSummary;
 
 #[derive(Debug, Serialize)]
 pub struct LogEntry {

@@ -5,10 +5,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::GenSummary;
 use crate::diagnostics::{Error, Result};
 use crate::model::{EntryKind, Id, Locator};
 use crate::store::Store;
+use crate::store::generation::GenSummary;
 
 pub struct LsRequest {
     pub locator: Locator,

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::project::{LockState, Project};
 use crate::diagnostics::{Error, Result};
 use crate::lock::Lockfile;
 use crate::manifest::Manifest;
@@ -13,10 +14,9 @@ use crate::progress::Progress;
 use crate::remote::Remote;
 use crate::remote::config::{self, RemoteEntry, Remotes};
 use crate::remote::objects::{lock_closure, store_contents};
-use crate::view::project_quests;
 use crate::remote::transfer::{self, FetchReport, PushReport, Substituters};
 use crate::store::{Store, Writer};
-use super::project::{LockState, Project};
+use crate::view::project_quests;
 
 #[derive(Debug, Serialize)]
 pub struct ListedRemote {

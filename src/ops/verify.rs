@@ -100,4 +100,3 @@ pub fn verify_project(start: &Path, store_root: &Path, progress: &dyn Progress) 
     report.ok = report.problems.is_empty();
     Ok(report)
 }
-

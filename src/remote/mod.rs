@@ -11,11 +11,11 @@ pub mod transfer;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
-use futures::stream;
 use crate::diagnostics::{Error, Result};
 use crate::model::RemoteUrl;
 use crate::progress::Task;
+use futures::StreamExt;
+use futures::stream;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::http::HttpBuilder;
 use object_store::local::LocalFileSystem;
@@ -23,7 +23,6 @@ use object_store::path::Path as ObjectPath;
 use object_store::{
     BackoffConfig, ClientConfigKey, ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
 };
-
 
 /// Transfers in flight at once per remote.
 const CONCURRENCY: usize = 16;

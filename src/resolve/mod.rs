@@ -1,5 +1,6 @@
-//! Evaluating a manifest into a lock: sources are ingested (or hashed, for a check), each
-//! mount's locators resolved, derivations and the environment planned. Sticky like Cargo.lock:
+//! Evaluating a manifest into a lock: each mount's locators resolved against the Store (its
+//! `[sources]` already ingested, or hashed in memory for a check), derivations and the
+//! environment planned. Resolving reads the Store and never writes it. Sticky like Cargo.lock:
 //! a mount whose inputs did not change keeps its locked resolution.
 
 pub mod graph;
@@ -10,15 +11,15 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::diagnostics::{Error, Result};
-use crate::lock::{LockedEnvironment, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile, VERSION};
+use crate::lock::{
+    LockedEnvironment, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile, VERSION,
+};
 use crate::manifest::{Manifest, MountDecl, SourceDecl};
 use crate::model::{EntryKind, Id, Kind, Locator, Selector, canonical};
-use crate::ops::ingest::{VersionLabel, ingest_with};
 use crate::pins::{Pins, ResolvedPin};
-use crate::progress::Progress;
-use crate::source::{self, Snapshot};
-use crate::store::tree::{Overlay, Tree, TreeSource};
-use crate::store::{Store, Writer};
+use crate::store::Store;
+use crate::store::source::{self, Snapshot};
+use crate::store::tree::{Overlay, TreeSource};
 use crate::view::derivation::{self, DerivationPlan, Selected};
 use crate::view::environment::{self, EnvironmentPlan};
 pub use graph::Graph;
@@ -85,32 +86,6 @@ pub fn mount_inputs(m: &Manifest, mount: &MountDecl) -> Id {
 pub fn snapshot_source(m: &Manifest, s: &SourceDecl) -> Result<Snapshot> {
     let layout = source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])?;
     source::snapshot(layout)
-}
-
-/// Ingests each source into the Store; returns (dest place, content id) per source.
-pub(crate) fn ingest_sources(
-    m: &Manifest,
-    writer: &Writer,
-    progress: &dyn Progress,
-) -> Result<BTreeMap<String, LockedSource>> {
-    let mut out = BTreeMap::new();
-    for s in &m.sources {
-        let layout = source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])?;
-        let project = m.name.as_deref().unwrap_or("the project");
-        let label = s.version.clone().map(|version| VersionLabel { version, library: None });
-        let message = Some(format!("[sources] of {project}"));
-        let outcome = ingest_with(writer, &s.dest, layout, false, label.as_ref(), message, progress)?;
-        let hash = match (&outcome.version, outcome.tip) {
-            // A version's content is its tagged tree (the tip may show a higher version).
-            (Some(v), _) => v.tree,
-            (None, Some(tip)) => {
-                writer.store.lookup(&tip.root, &s.dest.path)?.map_or_else(Tree::empty_id, |(_, id)| id)
-            }
-            (None, None) => return Err(Error::EmptyKind { kind: s.dest.kind }),
-        };
-        out.insert(s.key(), LockedSource { path: s.folder.to_string(), hash });
-    }
-    Ok(out)
 }
 
 fn is_pinned(loc: &Locator) -> bool {
@@ -292,18 +267,17 @@ pub(crate) fn plan_mount(
     derivation::plan(trees, mount, selected, &overrides)
 }
 
-/// Evaluates the manifest for writing a lock: ingests sources, keeps each mount of `previous`
-/// whose inputs and feeding sources did not change, resolves the rest against the Store.
+/// Evaluates the manifest for writing a lock, given its `[sources]` as the Store now holds
+/// them: keeps each mount of `previous` whose inputs and feeding sources did not change,
+/// resolves the rest against the Store.
 pub fn resolve(
     m: &Manifest,
-    writer: &Writer,
+    store: &Store,
     previous: Option<&Lockfile>,
     refresh: &Refresh,
-    progress: &dyn Progress,
+    sources: BTreeMap<String, LockedSource>,
 ) -> Result<Resolution> {
     Graph::build(m)?;
-    let store = writer.store;
-    let sources = ingest_sources(m, writer, progress)?;
     let mut mounts = BTreeMap::new();
     let mut derivations = Vec::new();
     let mut resolved = Vec::new();

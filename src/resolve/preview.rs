@@ -10,8 +10,8 @@ use crate::diagnostics::Result;
 use crate::lock::{LockedLocator, Lockfile};
 use crate::manifest::{Manifest, MountDecl};
 use crate::model::{Id, Locator, Selector, StorePath};
-use crate::source::Snapshot;
 use crate::store::Store;
+use crate::store::source::Snapshot;
 use crate::store::tree::{Overlay, lookup};
 use crate::view::derivation::{DerivationPlan, Selected};
 

@@ -151,7 +151,8 @@ impl Writer<'_> {
     /// it names must be in the store. Returns its id and whether it was new.
     pub fn put_derivation(&self, record: &DerivationRecord) -> Result<(Id, bool)> {
         let id = record.id();
-        let new = self.put_object_dir("derivations", &id, RECORD, &canonical::encode(record), &record.files())?;
+        let new =
+            self.put_object_dir("derivations", &id, RECORD, &canonical::encode(record), &record.files())?;
         Ok((id, new))
     }
 }

@@ -223,6 +223,112 @@ impl Writer<'_> {
     }
 }
 
+/// A generation as commands report it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct GenSummary {
+    pub kind: Kind,
+    pub seq: u64,
+    pub id: Id,
+    pub root: Id,
+    pub parent: Option<Id>,
+    pub time: String,
+    pub message: Option<String>,
+    /// Version labels this generation added.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<VersionTag>,
+}
+
+impl GenSummary {
+    pub fn new(id: &Id, g: &Generation) -> GenSummary {
+        GenSummary {
+            kind: g.kind,
+            seq: g.seq,
+            id: *id,
+            root: g.root,
+            parent: g.parent,
+            time: g.meta.time.clone(),
+            message: g.meta.message.clone(),
+            tags: g.tags.clone(),
+        }
+    }
+}
+
+impl Writer<'_> {
+    /// Writes the generation after `parent` with tree `root` (not yet durable, ref not moved).
+    pub fn stage_generation(
+        &self,
+        kind: Kind,
+        parent: Option<&GenRef>,
+        root: Id,
+        tags: Vec<VersionTag>,
+        message: Option<String>,
+    ) -> Result<GenRef> {
+        let generation = Generation {
+            kind,
+            seq: parent.map_or(1, |p| p.generation.seq + 1),
+            root,
+            parent: parent.map(|p| p.id),
+            tags,
+            meta: GenerationMeta { message, time: now_rfc3339() },
+        };
+        let id = self.put_generation(&generation)?;
+        Ok(GenRef { id, generation })
+    }
+
+    /// Makes every staged object durable at once, then moves each ref and refreshes `latest/`.
+    /// The spare checkouts are filled while the sync runs: they are derived state, which readers
+    /// see only through the swap after the ref moved.
+    pub fn publish(&self, staged: &[GenRef]) -> Result<()> {
+        crate::fault::point("publish.staged");
+        let (synced, swaps) = std::thread::scope(|s| {
+            let sync = s.spawn(|| self.sync());
+            let swaps: Result<Vec<bool>> =
+                staged.iter().map(|g| self.stage_latest(g.generation.kind, &g.generation.root)).collect();
+            (sync.join().expect("the sync thread does not panic"), swaps)
+        });
+        synced?;
+        let swaps = swaps?;
+        crate::fault::point("publish.synced");
+        for g in staged {
+            self.set_ref(g.generation.kind, &g.id)?;
+        }
+        crate::fault::point("publish.ref");
+        for (g, swap) in staged.iter().zip(swaps) {
+            if swap {
+                self.swap_latest(g.generation.kind)?;
+            }
+            crate::fault::point("publish.latest");
+            self.update_version_index(g)?;
+        }
+        Ok(())
+    }
+
+    /// Stages the generation after `parent` and publishes it at once.
+    pub fn commit_generation(
+        &self,
+        kind: Kind,
+        parent: Option<&GenRef>,
+        root: Id,
+        tags: Vec<VersionTag>,
+        message: Option<String>,
+    ) -> Result<GenRef> {
+        let staged = self.stage_generation(kind, parent, root, tags, message)?;
+        self.publish(std::slice::from_ref(&staged))?;
+        Ok(staged)
+    }
+
+    /// Brings every `latest/<kind>` up to its ref (after a crash between ref move and refresh);
+    /// a no-op when they agree.
+    pub fn heal_latest(&self) -> Result<()> {
+        for kind in Kind::ALL {
+            if let Some(tip) = self.store.latest(kind)? {
+                self.refresh_latest(kind, &tip.generation.root)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 fn parse_id_line(text: &str) -> Option<Id> {
     text.strip_suffix('\n').unwrap_or(text).parse().ok()
 }

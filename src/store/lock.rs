@@ -81,10 +81,8 @@ pub fn lock_exclusive(root: &Path, progress: &dyn Progress) -> Result<File> {
         .open(&path)
         .map_err(Error::io("open the store lock", &path))?;
     if rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
-        progress.notice(&format!(
-            "Blocking: waiting for another memorix process to release {}",
-            path.display()
-        ));
+        progress
+            .notice(&format!("Blocking: waiting for another memorix process to release {}", path.display()));
         rustix::fs::flock(&file, FlockOperation::LockExclusive)
             .map_err(|e| Error::io("lock", &path)(e.into()))?;
     }

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::diagnostics::{Error, Result};
-use crate::model::{Id, Kind, Locator, Selector, StorePath, canonical};
 use super::diff::Change;
 use super::{Store, Writer, fsutil};
+use crate::diagnostics::{Error, Result};
+use crate::model::{Id, Kind, Locator, Selector, StorePath, canonical};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

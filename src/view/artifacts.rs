@@ -95,7 +95,12 @@ pub struct HookFailure {
 }
 
 /// Computes what the derivation lacks: `SUMMARY.md` and the titles, then each hook's output.
-pub fn ensure(writer: &Writer, id: &Id, plan: &DerivationPlan, hooks: &[ArtifactDecl]) -> Result<Vec<HookFailure>> {
+pub fn ensure(
+    writer: &Writer,
+    id: &Id,
+    plan: &DerivationPlan,
+    hooks: &[ArtifactDecl],
+) -> Result<Vec<HookFailure>> {
     let store = writer.store;
     if !store.has_artifact(id, &name(SUMMARY)) || !store.has_artifact(id, &name(TITLES)) {
         let (text, titles) = summary(store, id, plan)?;

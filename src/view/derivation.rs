@@ -60,7 +60,8 @@ impl DerivationPlan {
             .into_iter()
             .zip(record.origins)
             .map(|(e, o)| {
-                let origin = Origin { blob: e.blob, kind: o.kind, store_path: o.store_path, locator: o.locator };
+                let origin =
+                    Origin { blob: e.blob, kind: o.kind, store_path: o.store_path, locator: o.locator };
                 (e.path, origin)
             })
             .collect();

@@ -1,0 +1,313 @@
+//! Ingest: sources scanned beforehand become one generation of one kind, rewriting only the
+//! changed files' ancestor chain; identical content makes no generation. Also `rm`, the
+//! generation without some paths.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::diff::{Change, diff_trees};
+use super::edit::{Dir, TreeEditor};
+use super::generation::{GenRef, GenSummary, VersionTag};
+use super::lock::WriteStats;
+use super::quest::QuestIo;
+use super::source::Layout;
+use super::statcache::StatCache;
+use super::tree::Tree;
+use super::{Store, Writer};
+use crate::diagnostics::{Error, Result};
+use crate::model::version;
+use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
+use crate::progress::Progress;
+
+/// `--version V [--library NAME]`: the ingested subtree is version V of a library.
+#[derive(Debug, Clone)]
+pub struct VersionLabel {
+    pub version: String,
+    /// Defaults to the last component of DEST.
+    pub library: Option<String>,
+}
+
+/// What to ingest, scanned: where it goes and how the sources land there.
+pub struct Ingest<'a> {
+    /// A place, without selector.
+    pub dest: &'a Locator,
+    pub layout: Layout,
+    /// Add and change only; keep what DEST holds that the sources do not.
+    pub merge: bool,
+    pub label: Option<&'a VersionLabel>,
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TaggedVersion {
+    pub library: String,
+    pub version: String,
+    pub tree: Id,
+    /// Whether this version is now the one `latest/` shows (false for a backfill).
+    pub tip: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct IngestOutcome {
+    pub dest: String,
+    /// The new generation; `None` when the content was already there.
+    pub generation: Option<GenSummary>,
+    /// The tip the ingest left (the new generation, or the unchanged one).
+    pub tip: Option<GenSummary>,
+    pub changes: Vec<Change>,
+    pub written: WriteStats,
+    pub files: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<TaggedVersion>,
+    /// Quests this ingest marked stale, and the quest files it touched to find them.
+    pub quests: QuestIo,
+}
+
+impl IngestOutcome {
+    /// The content id now at DEST: a version's tagged tree, else what the tip holds there.
+    pub fn content(&self, store: &Store, dest: &Locator) -> Result<Id> {
+        match (&self.version, &self.tip) {
+            (Some(v), _) => Ok(v.tree),
+            (None, Some(tip)) => {
+                Ok(store.lookup(&tip.root, &dest.path)?.map_or_else(Tree::empty_id, |(_, id)| id))
+            }
+            (None, None) => Err(Error::EmptyKind { kind: dest.kind }),
+        }
+    }
+}
+
+/// The files of a scanned source, stored as blobs: where they go and how many.
+struct Stored {
+    files: usize,
+    dir: Option<(Dir, bool)>,
+    stat_cache: Option<StatCache>,
+}
+
+impl Writer<'_> {
+    /// Ingests a scanned source as one generation (none when nothing changed).
+    pub fn ingest(&self, req: Ingest, progress: &dyn Progress) -> Result<IngestOutcome> {
+        let store = self.store;
+        let kind = req.dest.kind;
+        let parent = store.latest(kind)?;
+        let old_root = parent.as_ref().map(|g| g.generation.root);
+        let mut editor = TreeEditor::new(store, old_root.as_ref())?;
+        let stored = self.store_blobs(req.dest, req.layout, &mut editor, progress)?;
+        let (new_root, tags, tagged) = match (stored.dir, req.label) {
+            (Some((dir, _)), Some(label)) => self.tag_version(req.dest, dir, label, editor, old_root)?,
+            (Some((dir, replaces)), None) => {
+                if replaces && !req.merge {
+                    editor.put_dir(&req.dest.path, dir)?;
+                } else {
+                    editor.merge_dir(&req.dest.path, dir)?;
+                }
+                (editor.write(self)?, Vec::new(), None)
+            }
+            (None, _) => (editor.write(self)?, Vec::new(), None),
+        };
+        crate::fault::point("ingest.trees");
+        let changes = diff_trees(self, old_root.as_ref(), Some(&new_root), &StorePath::root())?;
+        if let Some(cache) = stored.stat_cache {
+            cache.save(self)?;
+        }
+        let mut outcome = IngestOutcome {
+            dest: req.dest.place(),
+            generation: None,
+            tip: parent.as_ref().map(|g| GenSummary::new(&g.id, &g.generation)),
+            changes,
+            written: self.stats(),
+            files: stored.files,
+            version: tagged,
+            quests: QuestIo::default(),
+        };
+        if outcome.changes.is_empty() && tags.is_empty() {
+            return Ok(outcome);
+        }
+        let tagged_paths: Vec<StorePath> =
+            tags.iter().map(|t| StorePath::new(&t.path).expect("tag paths are validated")).collect();
+        let committed = self.commit_generation(kind, parent.as_ref(), new_root, tags, req.message)?;
+        crate::fault::point("quests.mark");
+        outcome.quests = self.mark_stale(kind, &outcome.changes, &tagged_paths)?;
+        let summary = GenSummary::new(&committed.id, &committed.generation);
+        outcome.generation = Some(summary.clone());
+        outcome.tip = Some(summary);
+        outcome.written = self.stats();
+        Ok(outcome)
+    }
+
+    /// Stores the source's files as blobs: a single file (or stdin) straight into `editor`, a
+    /// tree as a [`Dir`] (with whether it replaces DEST). Unchanged files, by the stat cache,
+    /// are not read again.
+    fn store_blobs(
+        &self,
+        dest: &Locator,
+        layout: Layout,
+        editor: &mut TreeEditor,
+        progress: &dyn Progress,
+    ) -> Result<Stored> {
+        let (files, tree) = match layout {
+            Layout::Stdin => {
+                let id = self.put_blob_reader(&mut io::stdin().lock(), Path::new("<stdin>"))?;
+                editor.put_blob(&dest.path, id)?;
+                return Ok(Stored { files: 1, dir: None, stat_cache: None });
+            }
+            Layout::File(path) => {
+                let len = std::fs::metadata(&path).map_err(Error::io("stat", &path))?.len();
+                let id = self.put_blob_file(&path, len)?;
+                editor.put_blob(&dest.path, id)?;
+                return Ok(Stored { files: 1, dir: None, stat_cache: None });
+            }
+            Layout::Tree { files, replaces } => (files, replaces),
+        };
+        let bar = progress.start("hashing", files.len() as u64);
+        let cache = self.store.stat_cache(&dest.place());
+        let ids: Vec<Id> = files
+            .par_iter()
+            .map(|(_, abs)| {
+                let id = self.put_source_file(abs, &cache)?;
+                bar.advance(1);
+                Ok(id)
+            })
+            .collect::<Result<_>>()?;
+        drop(bar);
+        self.start_sync();
+        crate::fault::point("ingest.blobs");
+        let mut dir = Dir::default();
+        for ((rel, _), id) in files.iter().zip(ids) {
+            dir.insert_blob(rel, id);
+        }
+        Ok(Stored { files: files.len(), dir: Some((dir, tree)), stat_cache: Some(cache) })
+    }
+
+    /// Stores one source file, trusting the stat cache for a file it knows unchanged; a file
+    /// the cache does not know is opened at once, so its `fstat` needs no path lookup.
+    fn put_source_file(&self, abs: &Path, cache: &StatCache) -> Result<Id> {
+        let (meta, id) = if cache.knows(abs) {
+            let meta = std::fs::metadata(abs).map_err(Error::io("stat", abs))?;
+            let id = match cache.lookup(abs, &meta) {
+                Some(id) => id,
+                None => self.put_blob_file(abs, meta.len())?,
+            };
+            (meta, id)
+        } else {
+            let file = std::fs::File::open(abs).map_err(Error::io("open", abs))?;
+            let meta = file.metadata().map_err(Error::io("stat", abs))?;
+            let id = self.put_blob_open(file, abs, meta.len())?;
+            (meta, id)
+        };
+        cache.record(abs, &meta, id);
+        Ok(id)
+    }
+
+    /// Places `dir` as version `label` of a library at DEST: as the tip when it is the highest
+    /// version, else beside it (a backfill keeps the parent's root and carries the version in
+    /// its tag). Versions are immutable: the same label with other content is refused before
+    /// anything is written.
+    fn tag_version(
+        &self,
+        dest: &Locator,
+        dir: Dir,
+        label: &VersionLabel,
+        mut editor: TreeEditor,
+        old_root: Option<Id>,
+    ) -> Result<(Id, Vec<VersionTag>, Option<TaggedVersion>)> {
+        let store = self.store;
+        let library = label
+            .library
+            .clone()
+            .unwrap_or_else(|| dest.path.file_name().expect("checked: DEST is not the root").to_string());
+        let index = store.versions(dest.kind)?;
+        let existing = index.entries(&library);
+        let all: Vec<&str> =
+            existing.iter().map(|e| e.version.as_str()).chain([label.version.as_str()]).collect();
+        let tip = version::highest(version::scheme_for(all.iter().copied()), all.iter().copied())
+            == Some(label.version.as_str());
+        let probe = dir.clone().build(&mut |t| Ok(t.id()))?.unwrap_or_else(Tree::empty_id);
+        let same_place =
+            |e: &&super::versions::VersionEntry| e.version == label.version && e.path == dest.path.as_str();
+        if let Some(e) = existing.iter().filter(same_place).find(|e| e.tree != probe) {
+            return Err(Error::usage(
+                format!(
+                    "{library} {} is already in the Store at {} with other content ({})",
+                    e.version,
+                    dest.place(),
+                    e.tree
+                ),
+                Some("versions are immutable: ingest the new content under a new version label".to_string()),
+            ));
+        }
+        let (root, tree) = if tip {
+            editor.put_dir(&dest.path, dir)?;
+            let root = editor.write(self)?;
+            (root, store.lookup(&root, &dest.path)?.map_or_else(Tree::empty_id, |(_, id)| id))
+        } else {
+            (old_root.unwrap_or_else(Tree::empty_id), dir.store(self)?.unwrap_or_else(Tree::empty_id))
+        };
+        let already = existing.iter().filter(same_place).any(|e| e.tree == tree);
+        let mut tags = Vec::new();
+        if !(already && Some(root) == old_root) {
+            let path = dest.path.to_string();
+            tags.push(VersionTag { library: library.clone(), version: label.version.clone(), path, tree });
+        }
+        Ok((root, tags, Some(TaggedVersion { library, version: label.version.clone(), tree, tip })))
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct KindChanges {
+    pub generation: GenSummary,
+    pub changes: Vec<Change>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RmOutcome {
+    pub generations: Vec<KindChanges>,
+    pub quests: QuestIo,
+}
+
+impl Writer<'_> {
+    /// Records one generation per kind without `paths`; their content stays addressable.
+    pub fn remove(&self, paths: &[Locator], message: Option<String>) -> Result<RmOutcome> {
+        let store = self.store;
+        let mut by_kind: BTreeMap<Kind, Vec<&Locator>> = BTreeMap::new();
+        for loc in paths {
+            by_kind.entry(loc.kind).or_default().push(loc);
+        }
+        let mut staged: Vec<GenRef> = Vec::new();
+        let mut out = Vec::new();
+        for (kind, locs) in by_kind {
+            let tip = store.latest(kind)?.ok_or(Error::EmptyKind { kind })?;
+            let root = tip.generation.root;
+            let mut editor = TreeEditor::new(store, Some(&root))?;
+            for loc in locs {
+                match store.lookup(&root, &loc.path)? {
+                    Some((EntryKind::Blob, _)) if loc.subtree => {
+                        return Err(Error::NotDirectory { path: loc.place() });
+                    }
+                    Some(_) => {}
+                    None => {
+                        return Err(Error::PathNotFound { kind, path: loc.place(), seq: tip.generation.seq });
+                    }
+                }
+                editor.remove(&loc.path)?;
+            }
+            let new_root = editor.write(self)?;
+            let changes = diff_trees(store, Some(&root), Some(&new_root), &StorePath::root())?;
+            let g = self.stage_generation(kind, Some(&tip), new_root, Vec::new(), message.clone())?;
+            out.push(KindChanges { generation: GenSummary::new(&g.id, &g.generation), changes });
+            staged.push(g);
+        }
+        self.publish(&staged)?;
+        let mut quests = QuestIo::default();
+        for k in &out {
+            let io = self.mark_stale(k.generation.kind, &k.changes, &[])?;
+            quests.read += io.read;
+            quests.written += io.written;
+            quests.marked_stale += io.marked_stale;
+        }
+        Ok(RmOutcome { generations: out, quests })
+    }
+}
