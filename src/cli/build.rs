@@ -1,8 +1,8 @@
 use std::fmt::Write;
 
 use super::{Context, render};
-use crate::diagnostics::Result;
 use crate::ops::build::{BuildOutcome, BuildRequest, build};
+use crate::ops::error::Result;
 use crate::resolve::Refresh;
 
 /// Build the project's memory: lock, realise in the Store, activate .memory/

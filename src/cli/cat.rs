@@ -1,7 +1,7 @@
 use super::Context;
-use crate::diagnostics::Result;
 use crate::model::Locator;
 use crate::ops::cat::cat;
+use crate::ops::error::Result;
 
 /// Print a file's content exactly as it was ingested.
 ///

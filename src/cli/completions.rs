@@ -1,6 +1,6 @@
 use clap::CommandFactory;
 
-use crate::diagnostics::Result;
+use crate::ops::error::Result;
 
 /// Print a shell completion script
 ///

@@ -1,6 +1,6 @@
 use super::{Context, render};
-use crate::diagnostics::Result;
 use crate::ops::edit::{Addition, Edited, add, remove};
+use crate::ops::error::Result;
 
 /// Add locators (or a quest's selection) to a mount in memorix.toml, then lock
 ///

@@ -1,7 +1,7 @@
 use std::fmt::Write;
 
 use super::{Context, render};
-use crate::diagnostics::Result;
+use crate::ops::error::Result;
 use crate::ops::explain::explain;
 
 /// Tell where a file in .memory/ came from and which rule made it win

@@ -1,5 +1,5 @@
 use super::{Context, render};
-use crate::diagnostics::Result;
+use crate::ops::error::Result;
 use crate::ops::graph::{Format, graph};
 
 /// Print the manifest's dependency graph (sources -> locators -> mounts -> environment)

@@ -2,7 +2,7 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use super::{Context, render};
-use crate::diagnostics::Result;
+use crate::ops::error::Result;
 use crate::ops::history;
 
 /// Run a command with the project's memory environment recorded

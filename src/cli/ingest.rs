@@ -2,8 +2,8 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use super::{Context, render};
-use crate::diagnostics::Result;
 use crate::model::Locator;
+use crate::ops::error::Result;
 use crate::ops::ingest::{IngestRequest, ingest};
 use crate::store::diff::ChangeKind;
 use crate::store::ingest::VersionLabel;

@@ -1,7 +1,7 @@
 use std::fmt::Write;
 
 use super::{Context, render};
-use crate::diagnostics::Result;
+use crate::ops::error::Result;
 use crate::ops::init::{Agents, init};
 
 /// Set up memorix in a project (safe to run again)

@@ -1,8 +1,8 @@
 use std::fmt::Write;
 
 use super::{Context, render};
-use crate::diagnostics::Result;
 use crate::model::Locator;
+use crate::ops::error::Result;
 use crate::ops::log::log;
 
 /// Show generations, newest first, with the files each changed.

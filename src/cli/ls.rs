@@ -1,8 +1,8 @@
 use std::fmt::Write;
 
 use super::{Context, render};
-use crate::diagnostics::Result;
 use crate::model::{EntryKind, Locator};
+use crate::ops::error::Result;
 use crate::ops::ls::{LsRequest, ls};
 
 /// List what a locator names: a directory's entries, or one file.

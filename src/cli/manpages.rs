@@ -3,7 +3,8 @@ use std::path::PathBuf;
 use clap::CommandFactory;
 
 use super::{Context, render};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
+use crate::ops::error::{Error, Result};
 
 /// Write man pages (memorix.1 and one per subcommand) into DIR
 ///

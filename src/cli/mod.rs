@@ -32,7 +32,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
+use crate::ops::error::{Error, Result};
 use crate::store::Store;
 
 /// Project memory for AI coding agents, built like packages.

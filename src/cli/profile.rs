@@ -1,7 +1,7 @@
 use std::fmt::Write;
 
 use super::{Context, render};
-use crate::diagnostics::Result;
+use crate::ops::error::Result;
 use crate::ops::profile::{Moved, Target, history, move_to};
 
 /// Show the profile: every environment this project's memory has been bound to

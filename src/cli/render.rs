@@ -5,7 +5,8 @@ use std::io::{self, Write};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
+use crate::ops::error::{Error, Result};
 use crate::progress::{Progress, Silent, Task};
 use crate::store::generation::GenSummary;
 

@@ -1,8 +1,8 @@
 use std::fmt::Write;
 
 use super::{Context, render};
-use crate::diagnostics::Result;
 use crate::model::Locator;
+use crate::ops::error::Result;
 use crate::ops::rm::{RmRequest, rm};
 
 /// Remove files or subtrees from the tip, recording a new generation.

@@ -2,7 +2,8 @@ use std::fmt::Write;
 use std::io;
 
 use super::{Context, render};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
+use crate::ops::error::{Error, Result};
 use crate::ops::show::{Shown, show};
 
 /// Show any object (blob, tree, generation) by a unique prefix of its id.
@@ -25,11 +26,12 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         return Ok(0);
     }
     let mut s = String::new();
-    match &shown {
-        Shown::Blob { path, .. } => {
-            let mut file = std::fs::File::open(path).map_err(Error::io("open", path))?;
-            return match io::copy(&mut file, &mut io::stdout().lock()) {
-                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Error::io("read", path)(e)),
+    match shown {
+        Shown::Blob { mut content, .. } => {
+            return match io::copy(&mut content, &mut io::stdout().lock()) {
+                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                    Err(Error::io("write", std::path::Path::new("<stdout>"))(e))
+                }
                 _ => Ok(0),
             };
         }

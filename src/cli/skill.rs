@@ -1,7 +1,8 @@
 use std::path::PathBuf;
 
 use super::{Context, render};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
+use crate::ops::error::{Error, Result};
 use crate::store::fsutil;
 
 /// The agent skill document (SKILL.md) that teaches an agent to use memorix.

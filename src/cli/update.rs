@@ -3,8 +3,8 @@ use std::collections::BTreeSet;
 use super::build::report;
 use super::status::describe;
 use super::{Context, render};
-use crate::diagnostics::Result;
 use crate::ops::build::{BuildRequest, build};
+use crate::ops::error::Result;
 use crate::ops::status::status;
 use crate::resolve::Refresh;
 

@@ -1,7 +1,7 @@
 use std::fmt::Write;
 
 use super::{Context, render};
-use crate::diagnostics::Result;
+use crate::ops::error::Result;
 use crate::ops::verify::{verify, verify_project};
 
 /// Check the whole Store: rehash every blob, check every tree, generation and ref, and that

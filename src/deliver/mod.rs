@@ -6,11 +6,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::diagnostics::{Error, Result};
+use miette::Diagnostic;
+
+use crate::diagnostics::{FromIo, IoError};
 use crate::manifest::{Delivery as Mode, Manifest};
 use crate::model::Id;
 use crate::store::checkout::{exchange, fill_tree, remove_readonly_tree};
@@ -21,6 +23,41 @@ use crate::view::derivation::DerivationPlan;
 use crate::view::environment::EnvironmentPlan;
 
 pub use crate::manifest::INDEX;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong placing an environment in a project.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum Error {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Store(#[from] crate::store::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Io(#[from] IoError),
+
+    #[error("{path} vanished from {} while it was activated", memory.display())]
+    #[diagnostic(
+        code(memorix::deliver::vanished),
+        help("another program removed it; run `memorix build` again")
+    )]
+    Vanished { path: String, memory: PathBuf },
+
+    #[error("cannot hardlink {} into the project: {source}", blob.display())]
+    #[diagnostic(
+        code(memorix::deliver::hardlink),
+        help("hardlink delivery needs the Store on the project's file system; use delivery = \"auto\"")
+    )]
+    Hardlink { blob: PathBuf, source: std::io::Error },
+
+    #[error("the file system of {} cannot reflink", path.display())]
+    #[diagnostic(
+        code(memorix::deliver::reflink),
+        help("use delivery = \"auto\" (reflink where possible, else copy)")
+    )]
+    NoReflink { path: PathBuf },
+}
 
 /// Environment path -> (mount, blob).
 pub type Files = BTreeMap<String, (String, Id)>;
@@ -304,12 +341,12 @@ pub fn activate(
         .collect();
     for d in dirs {
         let (_, mtime, ino) = stat(&memory.join(d))
-            .ok_or_else(|| Error::usage(format!("{d}/ vanished from {}", memory.display()), None))?;
+            .ok_or_else(|| Error::Vanished { path: format!("{d}/"), memory: memory.to_path_buf() })?;
         record.dirs.insert(d.to_string(), (mtime, ino));
     }
     for (rel, blob) in files.iter().map(|(p, b)| (p.as_str(), Some(*b))).chain([(INDEX, None)]) {
         let (size, mtime_ns, ino) = stat(&memory.join(rel))
-            .ok_or_else(|| Error::usage(format!("{rel} vanished from {}", memory.display()), None))?;
+            .ok_or_else(|| Error::Vanished { path: rel.to_string(), memory: memory.to_path_buf() })?;
         record.files.insert(rel.to_string(), Placement { blob, size, mtime_ns, ino });
     }
     let bytes = serde_json::to_vec(&record).expect("a record serializes");
@@ -335,12 +372,8 @@ fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<()> {
     let src_path = store.blob_path(blob);
     match mode {
         Mode::Hardlink => {
-            return fs::hard_link(&src_path, dest).map_err(|e| {
-                Error::usage(
-                    format!("cannot hardlink {} into the project: {e}", src_path.display()),
-                    Some("hardlink delivery needs the Store on the project's file system; use delivery = \"auto\"".into()),
-                )
-            });
+            return fs::hard_link(&src_path, dest)
+                .map_err(|source| Error::Hardlink { blob: src_path, source });
         }
         Mode::Symlink => {
             return std::os::unix::fs::symlink(&src_path, dest).map_err(Error::io("symlink", dest));
@@ -359,10 +392,7 @@ fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<()> {
     }
     if !cloned {
         if mode == Mode::Reflink {
-            return Err(Error::usage(
-                format!("the file system of {} cannot reflink", dest.display()),
-                Some("use delivery = \"auto\" (reflink where possible, else copy)".into()),
-            ));
+            return Err(Error::NoReflink { path: dest.to_path_buf() });
         }
         // Copy from the handle opened without following symlinks, not by path.
         std::io::copy(&mut src, &mut out).map_err(Error::io("copy", &src_path))?;

@@ -2,13 +2,13 @@
 //! from so staleness is decided offline. No store-local facts (generation numbers, times).
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::diagnostics::{Error, Result};
 use crate::model::{EntryKind, Id};
+use miette::Diagnostic;
 
 pub const FILE: &str = "memorix.lock";
 pub const VERSION: u32 = 1;
@@ -88,6 +88,24 @@ pub struct LockedSource {
     pub hash: Id,
 }
 
+/// A memorix.lock that cannot be read as a lock.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum Error {
+    #[error("{}:{line}: memorix.lock is not a valid lock: {message}", path.display())]
+    #[diagnostic(
+        code(memorix::lock::corrupt),
+        help("memorix.lock is generated: delete it and run `memorix lock` to write it again")
+    )]
+    Corrupt { path: PathBuf, line: usize, message: String },
+
+    #[error("{} has lock format version {found}; this memorix writes version 1", path.display())]
+    #[diagnostic(
+        code(memorix::lock::version),
+        help("upgrade memorix, or delete the lock and run `memorix lock`")
+    )]
+    Version { path: PathBuf, found: u32 },
+}
+
 impl Lockfile {
     /// The lock's text: header, `version = 1`, then sorted tables.
     pub fn to_text(&self) -> String {
@@ -95,14 +113,14 @@ impl Lockfile {
         format!("{HEADER}{body}")
     }
 
-    pub fn parse(text: &str, path: &Path) -> Result<Lockfile> {
+    pub fn parse(text: &str, path: &Path) -> Result<Lockfile, Error> {
         let lock: Lockfile = toml::from_str(text).map_err(|e| {
             let line =
                 e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1).unwrap_or(1);
-            Error::LockCorrupt { path: path.to_path_buf(), line, message: e.message().to_string() }
+            Error::Corrupt { path: path.to_path_buf(), line, message: e.message().to_string() }
         })?;
         if lock.version != VERSION {
-            return Err(Error::LockVersion { path: path.to_path_buf(), found: lock.version });
+            return Err(Error::Version { path: path.to_path_buf(), found: lock.version });
         }
         Ok(lock)
     }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::{FromIo, IoError};
 use crate::model::version::MatchPolicy;
 use crate::model::{Locator, NameProblem, StorePath};
 pub use raw::Delivery;
@@ -122,6 +122,27 @@ pub struct OverrideDecl {
     pub written: String,
 }
 
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong finding, reading or validating memorix.toml.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum Error {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Io(#[from] IoError),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Invalid(Box<ManifestError>),
+
+    #[error("no {FILE} in {} or any parent directory", start.display())]
+    #[diagnostic(
+        code(memorix::manifest::not_found),
+        help("run `memorix init` to create one, or pass -C DIR")
+    )]
+    NotFound { start: PathBuf },
+}
+
 /// A manifest problem, pointing at its span in the file.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
@@ -160,10 +181,7 @@ pub fn find(start: &Path) -> Result<PathBuf> {
         }
         dir = d.parent();
     }
-    Err(Error::usage(
-        format!("no {FILE} in {} or any parent directory", start.display()),
-        Some("run `memorix init` to create one, or pass -C DIR".to_string()),
-    ))
+    Err(Error::NotFound { start: start.to_path_buf() })
 }
 
 /// Reads and validates a manifest file.
@@ -227,7 +245,7 @@ impl Ctx<'_> {
             Some(l) => format!("{}:{l}: {message}", self.name),
             None => format!("{}: {message}", self.name),
         };
-        Error::Manifest(Box::new(ManifestError {
+        Error::Invalid(Box::new(ManifestError {
             src: NamedSource::new(self.name, self.text.to_string()),
             span: span.map(|s| (s.start, s.end - s.start)),
             label: label.to_string(),

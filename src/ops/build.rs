@@ -5,9 +5,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::error::{Error, Result};
 use super::project::Project;
 use crate::deliver::{self, ActivationRecord, Delivery};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::Id;
 use crate::profile::Profile;
 use crate::progress::Progress;
@@ -55,7 +56,14 @@ pub(crate) fn activate_with_reuse(
     let m = &project.manifest;
     let previous = ActivationRecord::load(&project.state_dir)
         .filter(|r| r.environment.is_some() && r.environment == shown);
-    deliver::activate(store, &project.state_dir, &m.memory_dir(), delivery, m.delivery, previous.as_ref())
+    Ok(deliver::activate(
+        store,
+        &project.state_dir,
+        &m.memory_dir(),
+        delivery,
+        m.delivery,
+        previous.as_ref(),
+    )?)
 }
 
 #[derive(Debug, Serialize)]
@@ -90,10 +98,11 @@ pub fn build(
         for name in names {
             if m.mounts.iter().all(|x| x.path.as_str() != name) {
                 let known: Vec<&str> = m.mounts.iter().map(|x| x.path.as_str()).collect();
-                return Err(Error::usage(
-                    format!("memorix.toml has no mount `{name}`"),
-                    Some(format!("the mounts are: {}", known.join(", "))),
-                ));
+                return Err(Error::UnknownMount {
+                    name: name.clone(),
+                    known: known.iter().map(|k| k.to_string()).collect(),
+                    suggestion: None,
+                });
             }
         }
     }
@@ -333,14 +342,7 @@ fn check_memory_inside(project: &Path, memory: &Path) -> Result<()> {
     }
     let real = parent.canonicalize().map_err(Error::io("resolve", &parent))?;
     if !real.starts_with(&root) {
-        return Err(Error::usage(
-            format!(
-                "the memory directory {} leads outside the project (through {})",
-                memory.display(),
-                real.display()
-            ),
-            Some("`memory` in memorix.toml must stay inside the project; remove the symlink".to_string()),
-        ));
+        return Err(Error::MemoryOutsideProject { memory: memory.to_path_buf(), through: real });
     }
     Ok(())
 }

@@ -3,7 +3,8 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Locator};
 use crate::store::Store;
 

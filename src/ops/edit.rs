@@ -6,9 +6,10 @@ use std::path::Path;
 use serde::Serialize;
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
+use super::error::{Error, Result};
 use super::lock::{LockOutcome, lock};
 use super::quest::show;
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::manifest;
 use crate::model::Locator;
 use crate::progress::Progress;
@@ -39,8 +40,9 @@ pub fn add(
 ) -> Result<Edited> {
     let path = manifest::find(start)?;
     let text = std::fs::read_to_string(&path).map_err(Error::io("read", &path))?;
-    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        Error::usage(format!("{}: invalid TOML: {}", path.display(), e.message()), None)
+    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| Error::InvalidToml {
+        path: path.to_path_buf(),
+        message: e.message().to_string(),
     })?;
     let mount = mount.trim_end_matches('/');
     let (select, keys, intent): (Vec<String>, Vec<(&str, Item)>, Option<String>) = match what {
@@ -53,13 +55,7 @@ pub fn add(
         Addition::Quest { id, intent } => {
             let q = show(store_root, &id)?;
             if q.kind != QuestKind::Derivation {
-                return Err(Error::usage(
-                    format!(
-                        "quest {} is an environment's; `add --quest` takes a derivation quest",
-                        q.id.short()
-                    ),
-                    Some("`memorix quest search TEXT` lists both kinds; pick a derivation".to_string()),
-                ));
+                return Err(Error::EnvironmentQuest { quest: q.id.short() });
             }
             let s = q.selection.into_iter().next().expect("a derivation quest has one selection");
             let strings = |v: &[String]| value(Array::from_iter(v.iter().map(String::as_str)));
@@ -83,13 +79,11 @@ pub fn add(
         t.set_implicit(true);
         Item::Table(t)
     });
-    let mounts =
-        mounts.as_table_mut().ok_or_else(|| Error::usage("[mounts] in memorix.toml is not a table", None))?;
+    let mounts = mounts.as_table_mut().ok_or_else(|| Error::NotATable { what: "[mounts]".into() })?;
     let created = !mounts.contains_key(mount);
     let table = mounts.entry(mount).or_insert_with(|| Item::Table(Table::new()));
-    let table = table
-        .as_table_like_mut()
-        .ok_or_else(|| Error::usage(format!("mounts.{mount} is not a table"), None))?;
+    let table =
+        table.as_table_like_mut().ok_or_else(|| Error::NotATable { what: format!("mounts.{mount}") })?;
     let existing = table.get_mut("select").and_then(|i| i.as_array_mut());
     match existing {
         Some(array) => {
@@ -116,8 +110,9 @@ pub fn add(
 pub fn remove(start: &Path, store_root: &Path, mount: &str, progress: &dyn Progress) -> Result<Edited> {
     let path = manifest::find(start)?;
     let text = std::fs::read_to_string(&path).map_err(Error::io("read", &path))?;
-    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        Error::usage(format!("{}: invalid TOML: {}", path.display(), e.message()), None)
+    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| Error::InvalidToml {
+        path: path.to_path_buf(),
+        message: e.message().to_string(),
     })?;
     let mount = mount.trim_end_matches('/');
     let mounts = doc.get_mut("mounts").and_then(Item::as_table_like_mut);
@@ -125,13 +120,11 @@ pub fn remove(start: &Path, store_root: &Path, mount: &str, progress: &dyn Progr
         mounts.as_ref().map(|t| t.iter().map(|(k, _)| k.to_string()).collect()).unwrap_or_default();
     if mounts.and_then(|t| t.remove(mount)).is_none() {
         let close = known.iter().find(|k| strsim::levenshtein(k, mount) <= 2);
-        return Err(Error::usage(
-            format!("memorix.toml has no mount `{mount}`"),
-            Some(match close {
-                Some(c) => format!("did you mean `{c}`? the mounts are: {}", known.join(", ")),
-                None => format!("the mounts are: {}", known.join(", ")),
-            }),
-        ));
+        return Err(Error::UnknownMount {
+            name: mount.to_string(),
+            suggestion: close.map(|c| c.to_string()),
+            known,
+        });
     }
     // Overrides for paths inside the removed mount would name no mount any more.
     if let Some(overrides) = doc.get_mut("overrides").and_then(Item::as_table_like_mut) {

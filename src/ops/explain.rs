@@ -4,8 +4,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::error::{Error, Result};
 use super::project::Project;
-use crate::diagnostics::{Error, Result};
 use crate::model::decision::Decision;
 use crate::model::{Id, StorePath};
 use crate::profile::Profile;
@@ -39,9 +39,7 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
     let m = &project.manifest;
     let rel = memory_relative(m, path)?;
     let profile = Profile::load(&project.state_dir)?;
-    let binding = profile.current().ok_or_else(|| {
-        Error::usage("this project has no active environment", Some("run `memorix build` first".to_string()))
-    })?;
+    let binding = profile.current().ok_or_else(|| Error::NoActiveEnvironment)?;
     let store = Store::open(store_root)?;
     let env = store.read_environment(&binding.environment)?;
     let mut decisions: Vec<Decision> =
@@ -76,10 +74,7 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
             decisions,
         });
     }
-    Err(Error::usage(
-        format!("`{rel}` is not a file of the active environment"),
-        Some(format!("`ls {}` shows what it holds", m.memory)),
-    ))
+    Err(Error::NotInEnvironment { path: rel.to_string(), memory: m.memory.to_string() })
 }
 
 /// Accepts `.memory/python/x.md`, `python/x.md` or an absolute path inside the memory dir.
@@ -91,7 +86,6 @@ fn memory_relative(m: &crate::manifest::Manifest, path: &str) -> Result<StorePat
         Ok(inside) => inside.to_string_lossy().into_owned(),
         Err(_) => path.trim_start_matches("./").to_string(),
     };
-    StorePath::new(text.trim_end_matches('/')).map_err(|why| {
-        Error::usage(format!("`{path}` is not a path inside the memory directory: {}", why.describe()), None)
-    })
+    StorePath::new(text.trim_end_matches('/'))
+        .map_err(|why| Error::NotAMemoryPath { path: path.to_string(), why: why.describe() })
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
 use crate::model::{IdPrefix, Locator};
 use crate::progress::Progress;
 use crate::store::Store;
@@ -15,9 +15,9 @@ use crate::store::purge::{PurgeRecord, PurgeTarget};
 pub fn gc(store_root: &Path, dry_run: bool, progress: &dyn Progress) -> Result<GcOutcome> {
     let store = Store::open(store_root)?;
     if dry_run {
-        return store.garbage();
+        return Ok(store.garbage()?);
     }
-    store.writer(progress)?.collect_garbage()
+    Ok(store.writer(progress)?.collect_garbage()?)
 }
 
 #[derive(Debug, Serialize)]
@@ -41,10 +41,7 @@ pub fn purge(store_root: &Path, target: &str, yes: bool, progress: &dyn Progress
     };
     let blobs = store.purge_candidates(&what)?;
     if blobs.is_empty() {
-        return Err(Error::usage(
-            format!("nothing in the Store matches {target}"),
-            Some("name a Store path (rules/x.md) or a blob id".to_string()),
-        ));
+        return Err(Error::NothingToPurge { target: target.to_string() });
     }
     if !yes {
         return Ok(PurgeOutcome { erased: false, blobs, links: 0 });

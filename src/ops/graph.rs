@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
+use super::error::Result;
 use super::project::Project;
-use crate::diagnostics::Result;
 use crate::resolve::Graph;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,9 +9,10 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::{Error, Result};
 use super::project::Project;
 use crate::deliver::{self, Delivery};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
 use crate::progress::Progress;
@@ -43,12 +44,8 @@ pub fn run(
 ) -> Result<RunRecord> {
     let project = Project::open(start)?;
     let profile = Profile::load(&project.state_dir)?;
-    let binding = profile.current().cloned().ok_or_else(|| {
-        Error::usage("this project has no active environment", Some("run `memorix build` first".to_string()))
-    })?;
-    let (program, args) = command
-        .split_first()
-        .ok_or_else(|| Error::usage("nothing to run", Some("memorix run -- CMD [ARGS...]".to_string())))?;
+    let binding = profile.current().cloned().ok_or_else(|| Error::NoActiveEnvironment)?;
+    let (program, args) = command.split_first().ok_or(Error::NothingToRun)?;
     let started = now_rfc3339();
     let status = Command::new(program)
         .args(args)
@@ -110,8 +107,11 @@ pub fn runs(start: &Path) -> Result<Vec<RunRecord>> {
     text.lines()
         .enumerate()
         .map(|(i, l)| {
-            serde_json::from_str(l)
-                .map_err(|e| Error::corrupt("run record", &path, format!("line {}: {e}", i + 1)))
+            serde_json::from_str(l).map_err(|e| Error::CorruptRunRecord {
+                path: path.clone(),
+                line: i + 1,
+                message: e.to_string(),
+            })
         })
         .collect()
 }
@@ -122,31 +122,11 @@ fn environment(store: &Store, project: Option<&Project>, text: &str) -> Result<I
         && text.len() < 8
     {
         let profile = Profile::load(&p.state_dir)?;
-        return profile.bindings.iter().find(|b| b.generation == n).map(|b| b.environment).ok_or_else(|| {
-            Error::usage(
-                format!("the profile has no generation {n}"),
-                Some("`memorix profile` lists them".to_string()),
-            )
-        });
+        let found = profile.bindings.iter().find(|b| b.generation == n);
+        return found.map(|b| b.environment).ok_or(Error::NoSuchProfileGeneration { generation: n });
     }
     let prefix = IdPrefix::parse(text).ok_or_else(|| Error::BadId(text.to_string()))?;
-    let fan = store.root().join("environments").join(&prefix.as_hex()[..2]);
-    let found: Vec<Id> = fs::read_dir(&fan)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok()?.file_name().to_str().and_then(Id::from_hex))
-        .filter(|id| prefix.matches(id))
-        .collect();
-    match found.as_slice() {
-        [id] => Ok(*id),
-        [] => {
-            Err(Error::usage(format!("no environment in the store has an id starting with {prefix}"), None))
-        }
-        many => Err(Error::AmbiguousId {
-            prefix: prefix.to_string(),
-            candidates: many.iter().map(Id::to_string).collect(),
-        }),
-    }
+    super::profile::store_environment(store, &prefix)
 }
 
 /// `memorix checkout ENV DIR`: any stored environment, materialised for replay.
@@ -155,17 +135,14 @@ pub fn checkout(start: &Path, store_root: &Path, env: &str, dir: &Path) -> Resul
     let store = Store::open(store_root)?;
     let id = environment(&store, project.as_ref(), env)?;
     if dir.exists() && fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
-        return Err(Error::usage(
-            format!("{} exists and is not empty", dir.display()),
-            Some("name a new directory".to_string()),
-        ));
+        return Err(Error::CheckoutNotEmpty { dir: dir.to_path_buf() });
     }
     let delivery = Delivery::from_store(&store, id, project.as_ref().map(|p| &p.manifest), 0)?;
     Ok((id, deliver::checkout(&store, dir, &delivery)?))
 }
 
 fn files_of(store: &Store, id: &Id) -> Result<EnvFiles> {
-    store.environment_files(&store.read_environment(id)?)
+    Ok(store.environment_files(&store.read_environment(id)?)?)
 }
 
 #[derive(Debug, Serialize)]

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
 use crate::model::Locator;
 use crate::progress::Progress;
 use crate::store::Store;
@@ -27,13 +27,7 @@ pub fn ingest(store_root: &Path, req: IngestRequest, progress: &dyn Progress) ->
     if req.version.is_some()
         && (!matches!(layout, Layout::Tree { .. }) || req.dest.path.is_root() || req.merge)
     {
-        return Err(Error::usage(
-            "--version tags a directory: DEST must be a subtree such as docs/httpx/ (and not --merge)",
-            Some(format!(
-                "e.g. memorix ingest {}/ DIR --version 1.2.3",
-                req.dest.place().trim_end_matches('/')
-            )),
-        ));
+        return Err(Error::VersionNeedsTree { example: req.dest.place().trim_end_matches('/').to_string() });
     }
     let store = Store::open_or_create(store_root, progress)?;
     let writer = store.writer(progress)?;
@@ -45,5 +39,5 @@ pub fn ingest(store_root: &Path, req: IngestRequest, progress: &dyn Progress) ->
         label: req.version.as_ref(),
         message: req.message,
     };
-    writer.ingest(request, progress)
+    Ok(writer.ingest(request, progress)?)
 }

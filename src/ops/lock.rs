@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::error::Result;
 use super::project::{LockState, Project};
-use crate::diagnostics::{Error, Result};
 use crate::lock::{self, LockedSource, Lockfile};
 use crate::manifest::Manifest;
 use crate::model::Id;
@@ -113,8 +113,8 @@ pub(crate) fn check_project(
     };
     let store = match Store::open(store_root) {
         Ok(s) => Some(s),
-        Err(Error::StoreMissing { .. }) => None,
-        Err(e) => return Err(e),
+        Err(crate::store::Error::StoreMissing { .. }) => None,
+        Err(e) => return Err(e.into()),
     };
-    resolve::check(&project.manifest, store.as_ref(), &lock)
+    Ok(resolve::check(&project.manifest, store.as_ref(), &lock)?)
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::diagnostics::Result;
+use super::error::Result;
 use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
 use crate::store::Store;
 use crate::store::diff::{Change, ChangeKind, diff_trees};
@@ -53,7 +53,7 @@ fn changes_under(
     path: &StorePath,
 ) -> Result<Vec<Change>> {
     if path.is_root() {
-        return diff_trees(store, old_root, Some(new_root), path);
+        return Ok(diff_trees(store, old_root, Some(new_root), path)?);
     }
     let old = match old_root {
         Some(r) => store.lookup(r, path)?,

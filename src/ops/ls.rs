@@ -5,7 +5,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, Locator};
 use crate::store::Store;
 use crate::store::generation::GenSummary;

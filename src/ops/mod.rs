@@ -4,6 +4,7 @@
 pub mod build;
 pub mod cat;
 pub mod edit;
+pub mod error;
 pub mod explain;
 pub mod gc;
 pub mod graph;
@@ -22,3 +23,5 @@ pub mod show;
 pub mod status;
 pub mod verify;
 pub mod versions;
+
+pub use error::{Error, Result};

@@ -6,9 +6,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::build::activate_with_reuse;
+use super::error::{Error, Result};
 use super::project::Project;
 use crate::deliver::{self, Delivery, Placed};
-use crate::diagnostics::{Error, Result};
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
 use crate::progress::Progress;
@@ -17,7 +17,7 @@ use crate::store::generation::now_rfc3339;
 
 pub fn history(start: &Path) -> Result<Profile> {
     let project = Project::open(start)?;
-    Profile::load(&project.state_dir)
+    Ok(Profile::load(&project.state_dir)?)
 }
 
 /// Where `rollback` / `activate` should move.
@@ -49,20 +49,13 @@ pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn P
             let current = from.ok_or_else(no_bindings)?;
             let i = profile.bindings.iter().position(|b| b.generation == current).unwrap_or(0);
             if i == 0 {
-                return Err(Error::usage(
-                    format!("profile generation {current} is the first; there is nothing to roll back to"),
-                    Some("`memorix profile` lists the generations".to_string()),
-                ));
+                return Err(Error::NothingToRollBack { current });
             }
             profile.bindings[i - 1].clone()
         }
         Target::Generation(n) => {
-            profile.bindings.iter().find(|b| b.generation == n).cloned().ok_or_else(|| {
-                Error::usage(
-                    format!("the profile has no generation {n}"),
-                    Some(format!("`memorix profile` lists the generations (1..={})", profile.bindings.len())),
-                )
-            })?
+            let found = profile.bindings.iter().find(|b| b.generation == n).cloned();
+            found.ok_or(Error::NoSuchProfileGeneration { generation: n })?
         }
         Target::Environment(text) => {
             let prefix = IdPrefix::parse(&text).ok_or_else(|| Error::BadId(text.clone()))?;
@@ -92,25 +85,14 @@ pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn P
 }
 
 fn no_bindings() -> Error {
-    Error::usage("this project has no profile generations yet", Some("run `memorix build` first".to_string()))
+    Error::NoProfileGenerations
 }
 
 /// The one stored environment whose id starts with `prefix`.
-fn store_environment(store: &Store, prefix: &IdPrefix) -> Result<Id> {
-    let fan = store.root().join("environments").join(&prefix.as_hex()[..2]);
-    let mut found: Vec<Id> = std::fs::read_dir(&fan)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok()?.file_name().to_str().and_then(Id::from_hex))
-        .filter(|id| prefix.matches(id))
-        .collect();
-    found.sort();
-    match found.as_slice() {
+pub(crate) fn store_environment(store: &Store, prefix: &IdPrefix) -> Result<Id> {
+    match store.environments_matching(prefix)?.as_slice() {
         [id] => Ok(*id),
-        [] => Err(Error::usage(
-            format!("no environment in the store has an id starting with {prefix}"),
-            Some("`memorix profile` lists this project's environments".to_string()),
-        )),
+        [] => Err(Error::UnknownEnvironment { prefix: prefix.to_string() }),
         many => Err(Error::AmbiguousId {
             prefix: prefix.to_string(),
             candidates: many.iter().map(Id::to_string).collect(),

@@ -4,7 +4,8 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::lock::{self, Lockfile};
 use crate::manifest::{self, Manifest};
 use crate::progress::Progress;
@@ -41,7 +42,7 @@ impl Project {
     /// Takes `.memorix/lock` (always before the store's lock).
     pub fn lock(&self, progress: &dyn Progress) -> Result<File> {
         fsutil::create_dir(&self.state_dir)?;
-        crate::store::lock::lock_exclusive(&self.state_dir, progress)
+        Ok(crate::store::lock::lock_exclusive(&self.state_dir, progress)?)
     }
 
     pub fn read_lock(&self) -> Result<LockState> {

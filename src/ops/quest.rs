@@ -4,13 +4,13 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
 use crate::model::IdPrefix;
 use crate::store::Store;
 use crate::store::quest::Quest;
 
 pub fn list(store_root: &Path) -> Result<Vec<Quest>> {
-    Store::open(store_root)?.all_quests()
+    Ok(Store::open(store_root)?.all_quests()?)
 }
 
 pub fn show(store_root: &Path, id: &str) -> Result<Quest> {
@@ -18,10 +18,7 @@ pub fn show(store_root: &Path, id: &str) -> Result<Quest> {
     let mut found: Vec<Quest> = list(store_root)?.into_iter().filter(|q| prefix.matches(&q.id)).collect();
     match found.len() {
         1 => Ok(found.pop().expect("one")),
-        0 => Err(Error::usage(
-            format!("no quest has an id starting with {prefix}"),
-            Some("`memorix quest list` lists them".to_string()),
-        )),
+        0 => Err(Error::UnknownQuest { prefix: prefix.to_string() }),
         _ => Err(Error::AmbiguousId {
             prefix: prefix.to_string(),
             candidates: found.iter().map(|q| q.id.to_string()).collect(),

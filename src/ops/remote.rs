@@ -5,16 +5,16 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::error::{Error, Result};
 use super::project::{LockState, Project};
-use crate::diagnostics::{Error, Result};
 use crate::lock::Lockfile;
 use crate::manifest::Manifest;
 use crate::model::RemoteUrl;
 use crate::progress::Progress;
-use crate::remote::Remote;
 use crate::remote::config::{self, RemoteEntry, Remotes};
 use crate::remote::objects::{lock_closure, store_contents};
 use crate::remote::transfer::{self, FetchReport, PushReport, Substituters};
+use crate::remote::{Error as RemoteError, Remote};
 use crate::store::{Store, Writer};
 use crate::view::project_quests;
 
@@ -28,11 +28,11 @@ pub struct ListedRemote {
 
 pub fn add(name: &str, url: &str) -> Result<ListedRemote> {
     config::check_name(name)?;
-    let parsed = RemoteUrl::parse(url).map_err(|reason| Error::RemoteUrl { url: url.to_string(), reason })?;
+    let parsed = RemoteUrl::parse(url).map_err(|reason| RemoteError::Url { url: url.to_string(), reason })?;
     let path = Remotes::location();
     let mut remotes = Remotes::load(&path)?;
     if let Some(existing) = remotes.remotes.get(name) {
-        return Err(Error::RemoteExists { name: name.to_string(), url: existing.url.clone() });
+        return Err(RemoteError::Exists { name: name.to_string(), url: existing.url.clone() }.into());
     }
     remotes.remotes.insert(name.to_string(), RemoteEntry { url: parsed.to_string() });
     remotes.save(&path)?;
@@ -43,7 +43,7 @@ pub fn remove(name: &str) -> Result<ListedRemote> {
     let path = Remotes::location();
     let mut remotes = Remotes::load(&path)?;
     let Some(entry) = remotes.remotes.remove(name) else {
-        return Err(Error::UnknownRemote { name: name.to_string(), known: remotes.names() });
+        return Err(RemoteError::Unknown { name: name.to_string(), known: remotes.names() }.into());
     };
     remotes.save(&path)?;
     Ok(ListedRemote { name: Some(name.to_string()), url: entry.url, from: "remotes.toml" })
@@ -70,11 +70,11 @@ fn choose(arg: Option<&str>, manifest: Option<&Manifest>) -> Result<RemoteUrl> {
     let remotes = Remotes::load(&Remotes::location())?;
     match arg {
         Some(text) if text.contains("://") => {
-            RemoteUrl::parse(text).map_err(|reason| Error::RemoteUrl { url: text.to_string(), reason })
+            Ok(RemoteUrl::parse(text).map_err(|reason| RemoteError::Url { url: text.to_string(), reason })?)
         }
         Some(name) => remotes
             .url(name)
-            .ok_or_else(|| Error::UnknownRemote { name: name.to_string(), known: remotes.names() }),
+            .ok_or_else(|| RemoteError::Unknown { name: name.to_string(), known: remotes.names() }.into()),
         None => {
             let mut all: Vec<RemoteUrl> = remotes.names().iter().filter_map(|n| remotes.url(n)).collect();
             for url in manifest.map(|m| m.substituters.as_slice()).unwrap_or_default() {
@@ -84,11 +84,15 @@ fn choose(arg: Option<&str>, manifest: Option<&Manifest>) -> Result<RemoteUrl> {
             }
             match all.len() {
                 1 => Ok(all.remove(0)),
-                0 => Err(Error::NoRemoteChosen { message: "no remote is configured".into(), known: vec![] }),
-                _ => Err(Error::NoRemoteChosen {
+                0 => {
+                    Err(RemoteError::NoneChosen { message: "no remote is configured".into(), known: vec![] }
+                        .into())
+                }
+                _ => Err(RemoteError::NoneChosen {
                     message: "several remotes are configured; name one".into(),
                     known: remotes.names(),
-                }),
+                }
+                .into()),
             }
         }
     }
@@ -106,14 +110,8 @@ pub enum PushScope {
 fn clean_lock(project: &Project) -> Result<Lockfile> {
     match project.read_lock()? {
         LockState::Clean(lock, _) => Ok(lock),
-        LockState::Missing => Err(Error::usage(
-            "memorix.lock is missing",
-            Some("run `memorix lock` (or `memorix build`)".into()),
-        )),
-        LockState::Conflicted { line, .. } => Err(Error::usage(
-            format!("memorix.lock has git merge-conflict markers (the first at line {line})"),
-            Some("run `memorix lock` to heal it".into()),
-        )),
+        LockState::Missing => Err(Error::LockMissing),
+        LockState::Conflicted { line, .. } => Err(Error::LockConflicted { line }),
     }
 }
 
@@ -132,7 +130,7 @@ pub fn push(
     };
     let url = choose(remote, project.as_ref().map(|p| &p.manifest))?;
     if !url.writable() {
-        return Err(Error::RemoteReadOnly { url: url.to_string() });
+        return Err(RemoteError::ReadOnly { url: url.to_string() }.into());
     }
     let store = Store::open(store_root)?;
     let (objects, quests) = match (&project, scope) {
@@ -140,7 +138,7 @@ pub fn push(
         _ => store_contents(&store)?,
     };
     let remote = Remote::open(&url, true)?;
-    transfer::push(&store, &remote, &objects, &quests, scope == PushScope::All, progress)
+    Ok(transfer::push(&store, &remote, &objects, &quests, scope == PushScope::All, progress)?)
 }
 
 #[derive(Debug, Serialize)]
@@ -169,7 +167,7 @@ pub fn pull(
     let mut subs = Substituters::new(vec![url.clone()], false, progress);
     let fetched = transfer::fetch_lock(&writer, &mut subs, &lock)?;
     if !fetched.unavailable.is_empty() {
-        return Err(Error::RemoteMissing { remote: url.to_string(), missing: fetched.unavailable });
+        return Err(RemoteError::Missing { remote: url.to_string(), missing: fetched.unavailable }.into());
     }
     let mut quests = 0;
     for id in project_quests(&project.manifest) {
@@ -206,5 +204,5 @@ pub(crate) fn substitute(
         }
     }
     let mut subs = Substituters::new(urls, offline, progress);
-    transfer::fetch_lock(writer, &mut subs, &lock)
+    Ok(transfer::fetch_lock(writer, &mut subs, &lock)?)
 }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
 use crate::model::Locator;
 use crate::progress::Progress;
 use crate::store::Store;
@@ -15,13 +15,10 @@ pub struct RmRequest {
 
 pub fn rm(store_root: &Path, req: RmRequest, progress: &dyn Progress) -> Result<RmOutcome> {
     if let Some(loc) = req.paths.iter().find(|l| l.path.is_root()) {
-        return Err(Error::usage(
-            format!("refusing to remove all of `{}/`", loc.kind),
-            Some(format!("name the paths inside {}/ to remove", loc.kind)),
-        ));
+        return Err(Error::RemoveKindRoot { kind: loc.kind });
     }
     let store = Store::open(store_root)?;
     let writer = store.writer(progress)?;
     writer.heal_latest()?;
-    writer.remove(&req.paths, req.message)
+    Ok(writer.remove(&req.paths, req.message)?)
 }

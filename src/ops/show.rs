@@ -1,17 +1,17 @@
 //! `memorix show ID`: any object by a unique id prefix.
 
-use std::fs;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
-use crate::diagnostics::{Error, Result};
-use crate::model::{EntryKind, Id, IdPrefix, Kind};
+use super::error::{Error, Result};
+use crate::diagnostics::FromIo;
+use crate::model::{EntryKind, Id, IdPrefix};
 use crate::store::Store;
 use crate::store::derivation::DerivationRecord;
 use crate::store::environment::EnvironmentRecord;
 use crate::store::generation::Generation;
+use crate::store::locate::Found;
 
 #[derive(Debug, Serialize)]
 pub struct ShownEntry {
@@ -27,8 +27,9 @@ pub enum Shown {
     Blob {
         id: Id,
         size: u64,
+        /// Opened through the Store's guarded reader (never following a planted symlink).
         #[serde(skip)]
-        path: PathBuf,
+        content: std::fs::File,
     },
     Tree {
         id: Id,
@@ -51,48 +52,10 @@ pub enum Shown {
     },
 }
 
-enum Candidate {
-    Blob(Id),
-    Tree(Id),
-    Generation(Kind, Id),
-    Derivation(Id),
-    Environment(Id),
-}
-
-impl Candidate {
-    fn id(&self) -> Id {
-        match self {
-            Candidate::Blob(id)
-            | Candidate::Tree(id)
-            | Candidate::Generation(_, id)
-            | Candidate::Derivation(id)
-            | Candidate::Environment(id) => *id,
-        }
-    }
-}
-
 pub fn show(store_root: &Path, id_text: &str) -> Result<Shown> {
     let prefix = IdPrefix::parse(id_text).ok_or_else(|| Error::BadId(id_text.to_string()))?;
     let store = Store::open(store_root)?;
-    let mut found = Vec::new();
-    let fan = &prefix.as_hex()[..2];
-    for id in ids_in(&store.root().join("blobs").join(fan), &prefix, "")? {
-        found.push(Candidate::Blob(id));
-    }
-    for id in ids_in(&store.root().join("trees").join(fan), &prefix, ".json")? {
-        found.push(Candidate::Tree(id));
-    }
-    for id in ids_in(&store.root().join("derivations").join(fan), &prefix, "")? {
-        found.push(Candidate::Derivation(id));
-    }
-    for id in ids_in(&store.root().join("environments").join(fan), &prefix, "")? {
-        found.push(Candidate::Environment(id));
-    }
-    for kind in Kind::ALL {
-        for id in store.generations_matching(kind, &prefix)? {
-            found.push(Candidate::Generation(kind, id));
-        }
-    }
+    let mut found = store.objects_matching(&prefix)?;
     let one = match found.len() {
         0 => return Err(Error::UnknownId { prefix: prefix.to_string() }),
         1 => found.pop().expect("one"),
@@ -103,12 +66,12 @@ pub fn show(store_root: &Path, id_text: &str) -> Result<Shown> {
         }
     };
     Ok(match one {
-        Candidate::Blob(id) => {
-            let path = store.blob_path(&id);
-            let size = fs::metadata(&path).map_err(Error::io("stat", &path))?.len();
-            Shown::Blob { id, size, path }
+        Found::Blob(id) => {
+            let content = store.open_blob(&id)?;
+            let size = content.metadata().map_err(Error::io("stat", &store.blob_path(&id)))?.len();
+            Shown::Blob { id, size, content }
         }
-        Candidate::Tree(id) => {
+        Found::Tree(id) => {
             let entries = store
                 .read_tree(&id)?
                 .entries()
@@ -117,30 +80,10 @@ pub fn show(store_root: &Path, id_text: &str) -> Result<Shown> {
                 .collect();
             Shown::Tree { id, entries }
         }
-        Candidate::Generation(kind, id) => {
+        Found::Generation(kind, id) => {
             Shown::Generation { id, generation: store.read_generation(kind, &id)? }
         }
-        Candidate::Derivation(id) => Shown::Derivation { id, record: store.read_derivation(&id)? },
-        Candidate::Environment(id) => Shown::Environment { id, record: store.read_environment(&id)? },
+        Found::Derivation(id) => Shown::Derivation { id, record: store.read_derivation(&id)? },
+        Found::Environment(id) => Shown::Environment { id, record: store.read_environment(&id)? },
     })
-}
-
-fn ids_in(dir: &Path, prefix: &IdPrefix, suffix: &str) -> Result<Vec<Id>> {
-    let entries = match fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io("read", dir)(e)),
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(Error::io("read", dir))?;
-        let name = entry.file_name();
-        let Some(hex) = name.to_str().and_then(|n| n.strip_suffix(suffix)) else { continue };
-        if hex.starts_with(prefix.as_hex())
-            && let Some(id) = Id::from_hex(hex)
-        {
-            out.push(id);
-        }
-    }
-    Ok(out)
 }

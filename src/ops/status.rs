@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::error::Result;
 use super::project::{LockState, Project};
-use crate::diagnostics::Result;
 use crate::resolve::preview::{MountPreview, MountState, preview};
 use crate::store::Store;
 

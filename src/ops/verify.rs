@@ -5,15 +5,16 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
+use super::error::{Error, Result};
 use crate::deliver::{self, Delivery};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::progress::Progress;
 use crate::store::Store;
 use crate::store::blob::hash_file;
 use crate::store::verify::{Problem, VerifyReport, read_dir_sorted};
 
 pub fn verify(store_root: &Path, progress: &dyn Progress) -> Result<VerifyReport> {
-    Store::open(store_root)?.verify(progress)
+    Ok(Store::open(store_root)?.verify(progress)?)
 }
 
 /// `verify --project`: the Store, and that the project's memory directory holds exactly the

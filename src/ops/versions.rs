@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::diagnostics::Result;
+use super::error::Result;
 use crate::model::{Id, Kind, Locator, StorePath, version};
 use crate::store::Store;
 use crate::store::versions::library_key;

@@ -8,8 +8,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::Pin;
+use super::error::Result;
 use super::error::{Loc, PinError, line_of, syntax};
-use crate::diagnostics::Result;
 
 const HELP: &str = "Cargo.lock is generated: run `cargo generate-lockfile` to write it again";
 

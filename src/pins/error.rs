@@ -4,7 +4,7 @@ use std::io;
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 
-use crate::diagnostics::Error;
+pub type Result<T, E = PinError> = std::result::Result<T, E>;
 
 /// A pin-file problem. Variants with a location start their message with `file:line:`.
 #[derive(Debug, thiserror::Error, Diagnostic)]
@@ -226,12 +226,6 @@ pub struct PinSite {
     pub span: Option<SourceSpan>,
 }
 
-impl From<PinError> for Error {
-    fn from(e: PinError) -> Error {
-        Error::Pins(Box::new(e))
-    }
-}
-
 /// Where something is in a pin file: its display name, text (when read) and 1-based line.
 pub(crate) struct Loc<'a> {
     pub name: &'a str,
@@ -281,7 +275,7 @@ pub(crate) fn syntax(
     what: &'static str,
     message: &str,
     help: &str,
-) -> Error {
+) -> PinError {
     let line = span.as_ref().map_or(0, |s| line_of(text, s.start));
     let at = Loc { name, text: Some(text), line }.at();
     PinError::Syntax {
@@ -292,7 +286,6 @@ pub(crate) fn syntax(
         src: Some(NamedSource::new(name, text.to_string())),
         span: span.map(|s| (s.start, s.end.saturating_sub(s.start)).into()),
     }
-    .into()
 }
 
 /// Help for an I/O failure reading a pin file.
@@ -307,6 +300,6 @@ fn read_help(err: &io::Error) -> &'static str {
 }
 
 /// An error reading the pin file `path`, shown as `name`.
-pub(crate) fn read_error(name: &str) -> impl FnOnce(io::Error) -> Error + '_ {
-    move |source| PinError::Read { path: name.to_string(), help: read_help(&source), source }.into()
+pub(crate) fn read_error(name: &str) -> impl FnOnce(io::Error) -> PinError + '_ {
+    move |source| PinError::Read { path: name.to_string(), help: read_help(&source), source }
 }

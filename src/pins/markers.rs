@@ -12,8 +12,8 @@ use pep508_rs::{
 };
 
 use super::error::PinError;
+use super::error::Result;
 use super::{Pin, Site};
-use crate::diagnostics::Result;
 
 /// The PEP 508 environment marker variables, by their current names.
 const VARIABLES: [&str; 12] = [

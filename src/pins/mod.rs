@@ -18,10 +18,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use error::{Loc, read_error};
-pub use error::{PinError, PinSite};
+pub use error::{PinError, PinSite, Result};
 use markers::Target;
-
-use crate::diagnostics::Result;
 
 /// The package ecosystem of a pin file: names normalise and versions compare per ecosystem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]

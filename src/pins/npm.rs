@@ -10,8 +10,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::Pin;
+use super::error::Result;
 use super::error::{Loc, PinError, line_of, syntax};
-use crate::diagnostics::Result;
 
 const HELP: &str = "package-lock.json is generated: run `npm install` to write it again";
 

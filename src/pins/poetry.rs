@@ -11,8 +11,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::Pin;
+use super::error::Result;
 use super::error::{Loc, PinError, line_of, syntax};
-use crate::diagnostics::Result;
 
 const HELP: &str = "poetry.lock is generated: run `poetry lock` to write it again";
 

@@ -10,9 +10,9 @@ use std::str::FromStr;
 use pep440_rs::Operator;
 use pep508_rs::{ExtraName, PackageName, Requirement, VersionOrUrl};
 
+use super::error::Result;
 use super::error::{Loc, PinError, read_error};
 use super::{Ecosystem, Pin, PinFile};
-use crate::diagnostics::Result;
 
 /// Parses the requirements file `path` (shown as `name`) and the files it includes.
 pub(super) fn parse(path: &Path, name: &str) -> Result<PinFile> {

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use miette::Diagnostic;
 
+use super::error::PinError as Error;
 use super::*;
-use crate::diagnostics::Error;
 
 /// A temporary project directory holding pin files.
 struct Project {

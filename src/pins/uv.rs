@@ -6,9 +6,9 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::error::Result;
 use super::error::{Loc, PinError, line_of, syntax};
 use super::{Ecosystem, Pin, normalize};
-use crate::diagnostics::Result;
 
 const HELP: &str = "uv.lock is generated: run `uv lock` to write it again";
 

@@ -7,11 +7,31 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::diagnostics::{Error, Result};
+use miette::Diagnostic;
+
+use crate::diagnostics::{FromIo, IoError};
 use crate::model::Id;
 use crate::store::fsutil;
 
 pub const FILE: &str = "profile.toml";
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum Error {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Io(#[from] IoError),
+
+    #[error("corrupt profile {}: {reason}", path.display())]
+    #[diagnostic(
+        code(memorix::profile::corrupt),
+        help(
+            "memorix writes this file; restore it from a backup, or delete it and run `memorix build` to start a new profile"
+        )
+    )]
+    Corrupt { path: PathBuf, reason: String },
+}
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
@@ -43,7 +63,7 @@ impl Profile {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Profile::default()),
             Err(e) => return Err(Error::io("read", &path)(e)),
         };
-        toml::from_str(&text).map_err(|e| Error::corrupt("profile", &path, e.message().to_string()))
+        toml::from_str(&text).map_err(|e| Error::Corrupt { path, reason: e.message().to_string() })
     }
 
     /// Writes the profile atomically (temp file + rename).
@@ -51,7 +71,7 @@ impl Profile {
         let text = toml::to_string(self).expect("a profile serializes");
         let text =
             format!("# The environments this project's memory has been bound to; `current` is live.\n{text}");
-        fsutil::write_atomic(memorix_dir, &Profile::path(memorix_dir), text.as_bytes())
+        Ok(fsutil::write_atomic(memorix_dir, &Profile::path(memorix_dir), text.as_bytes())?)
     }
 
     pub fn current(&self) -> Option<&Binding> {

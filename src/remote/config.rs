@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::RemoteUrl;
 use crate::store::fsutil;
 
@@ -47,12 +48,10 @@ impl Remotes {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Remotes::default()),
             Err(e) => return Err(Error::io("read", path)(e)),
         };
-        let remotes: Remotes = toml::from_str(&text).map_err(|e| Error::RemoteConfig {
-            path: path.to_path_buf(),
-            message: e.message().to_string(),
-        })?;
+        let remotes: Remotes = toml::from_str(&text)
+            .map_err(|e| Error::Config { path: path.to_path_buf(), message: e.message().to_string() })?;
         for (name, entry) in &remotes.remotes {
-            RemoteUrl::parse(&entry.url).map_err(|why| Error::RemoteConfig {
+            RemoteUrl::parse(&entry.url).map_err(|why| Error::Config {
                 path: path.to_path_buf(),
                 message: format!("remote `{name}`: {:?} {why}", entry.url),
             })?;
@@ -64,7 +63,7 @@ impl Remotes {
         let dir = path.parent().expect("the file lives in a directory");
         fsutil::create_dir(dir)?;
         let text = format!("{HEADER}{}", toml::to_string(self).expect("remotes serialize"));
-        fsutil::write_atomic(dir, path, text.as_bytes())
+        Ok(fsutil::write_atomic(dir, path, text.as_bytes())?)
     }
 
     pub fn names(&self) -> Vec<String> {
@@ -84,8 +83,5 @@ pub fn check_name(name: &str) -> Result<()> {
     if ok {
         return Ok(());
     }
-    Err(Error::usage(
-        format!("{name:?} is not a remote name"),
-        Some("use letters, digits, `-`, `_` and `.`, e.g. `cache` or `team-s3`".to_string()),
-    ))
+    Err(Error::BadName { name: name.to_string() })
 }

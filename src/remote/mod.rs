@@ -5,15 +5,17 @@
 //! each [`Remote`] so the rest of memorix stays synchronous.
 
 pub mod config;
+pub mod error;
 pub mod objects;
 pub mod transfer;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::RemoteUrl;
 use crate::progress::Task;
+pub use error::{Error, Result};
 use futures::StreamExt;
 use futures::stream;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
@@ -53,7 +55,7 @@ impl Remote {
     /// Connects to `url` (no request is made yet). `create` makes a missing `file://`
     /// directory, for pushes.
     pub fn open(url: &RemoteUrl, create: bool) -> Result<Remote> {
-        let fail = |message: String| Error::RemoteFailed {
+        let fail = |message: String| Error::Failed {
             remote: url.to_string(),
             action: "open",
             key: String::new(),
@@ -121,12 +123,7 @@ impl Remote {
     }
 
     fn failed(&self, action: &'static str, key: &str, e: object_store::Error) -> Error {
-        Error::RemoteFailed {
-            remote: self.url.to_string(),
-            action,
-            key: key.to_string(),
-            message: e.to_string(),
-        }
+        Error::Failed { remote: self.url.to_string(), action, key: key.to_string(), message: e.to_string() }
     }
 
     /// Downloads one object; `None` when the remote does not have it.

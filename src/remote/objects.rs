@@ -6,7 +6,8 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::lock::Lockfile;
 use crate::model::{EntryKind, Id, Kind, Locator, canonical};
 use crate::store::Store;
@@ -152,11 +153,9 @@ pub fn lock_closure(store: &Store, lock: &Lockfile) -> Result<Vec<Object>> {
         if obj == Object::Tree(Tree::empty_id()) || !seen.insert(obj) {
             continue;
         }
-        let missing = |e: Error| match e {
-            Error::MissingObject { .. } => {
-                Error::PushIncomplete { object: obj.to_string(), needed_by: needed_by.clone() }
-            }
-            other => other,
+        let missing = |e: crate::store::Error| match e.missing_object() {
+            Some(_) => Error::PushIncomplete { object: obj.to_string(), needed_by: needed_by.clone() },
+            None => Error::Store(e),
         };
         match obj {
             Object::Blob(id) if !store.has_blob(&id) => {

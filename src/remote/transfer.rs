@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde::Serialize;
 
 use super::Remote;
+use super::error::{Error, Result};
 use super::objects::{Decoded, Object, lock_roots, quest_key};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::lock::Lockfile;
 use crate::model::{EntryKind, Id, Kind, RemoteUrl};
 use crate::progress::Progress;
@@ -130,12 +131,12 @@ pub fn push(
 fn read_checked(store: &Store, obj: &Object) -> Result<Vec<u8>> {
     let path = obj.local_path(store);
     let bytes = crate::store::fsutil::read_object(&path).map_err(Error::io("read", &path))?;
-    obj.check(&bytes).map_err(|reason| Error::corrupt(obj.what(), &path, reason))?;
+    obj.check(&bytes).map_err(|reason| crate::store::Error::corrupt(obj.what(), &path, reason))?;
     Ok(bytes)
 }
 
 fn parse_quest(remote: &Remote, id: &Id, bytes: &[u8]) -> Result<Quest> {
-    let corrupt = |reason: String| Error::RemoteCorrupt {
+    let corrupt = |reason: String| Error::Corrupt {
         remote: remote.url.to_string(),
         object: format!("quest {id}"),
         reason,
@@ -146,7 +147,7 @@ fn parse_quest(remote: &Remote, id: &Id, bytes: &[u8]) -> Result<Quest> {
 
 fn parse_ref(remote: &Remote, key: &str, bytes: &[u8]) -> Result<Id> {
     let text = String::from_utf8_lossy(bytes);
-    text.trim_end().parse().map_err(|_| Error::RemoteCorrupt {
+    text.trim_end().parse().map_err(|_| Error::Corrupt {
         remote: remote.url.to_string(),
         object: key.to_string(),
         reason: format!("{text:?} is not an id"),
@@ -233,7 +234,7 @@ impl<'p> Substituters<'p> {
             let keys: Vec<String> = pending.iter().map(Object::key).collect();
             let absent = remote.get_many(&keys, &*bar, |j, bytes| {
                 let obj = pending[j];
-                let decoded = obj.check(&bytes).map_err(|reason| Error::RemoteCorrupt {
+                let decoded = obj.check(&bytes).map_err(|reason| Error::Corrupt {
                     remote: remote.url.to_string(),
                     object: obj.to_string(),
                     reason,

@@ -5,7 +5,7 @@ use petgraph::algo::{kosaraju_scc, toposort};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
 use crate::manifest::Manifest;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

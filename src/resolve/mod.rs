@@ -3,6 +3,7 @@
 //! environment planned. Resolving reads the Store and never writes it. Sticky like Cargo.lock:
 //! a mount whose inputs did not change keeps its locked resolution.
 
+pub mod error;
 pub mod graph;
 pub mod preview;
 
@@ -10,7 +11,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::diagnostics::{Error, Result};
 use crate::lock::{
     LockedEnvironment, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile, VERSION,
 };
@@ -22,6 +22,7 @@ use crate::store::source::{self, Snapshot};
 use crate::store::tree::{Overlay, TreeSource};
 use crate::view::derivation::{self, DerivationPlan, Selected};
 use crate::view::environment::{self, EnvironmentPlan};
+pub use error::{Error, Result};
 pub use graph::Graph;
 
 /// Which mounts `resolve` must resolve again although their lock entry is current.
@@ -85,7 +86,7 @@ pub fn mount_inputs(m: &Manifest, mount: &MountDecl) -> Id {
 /// Hashes a source folder in memory, as `ingest` would store it.
 pub fn snapshot_source(m: &Manifest, s: &SourceDecl) -> Result<Snapshot> {
     let layout = source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])?;
-    source::snapshot(layout)
+    Ok(source::snapshot(layout)?)
 }
 
 fn is_pinned(loc: &Locator) -> bool {
@@ -148,10 +149,7 @@ impl<'m> PinSource<'m> {
     pub fn pin(&self, mount: &MountDecl, loc: &Locator) -> Result<ResolvedPin> {
         let m = self.manifest;
         if m.pins.files.is_empty() {
-            return Err(Error::usage(
-                format!("mount `{}` uses {loc}, but [pins] lists no pin files", mount.path),
-                Some("add e.g. `[pins] files = [\"requirements.txt\"]` to memorix.toml".to_string()),
-            ));
+            return Err(Error::NoPinFiles { mount: mount.path.to_string(), locator: loc.to_string() });
         }
         let pins = match self.pins.get() {
             Some(p) => p,
@@ -161,7 +159,7 @@ impl<'m> PinSource<'m> {
             }
         };
         let library = mount.library.as_deref().or(loc.path.file_name()).unwrap_or(loc.kind.as_str());
-        pins.resolve(library, mount.version.as_deref())
+        Ok(pins.resolve(library, mount.version.as_deref())?)
     }
 
     /// Whether the pins behind a locked mount moved (a requested library's version changed).
@@ -188,34 +186,25 @@ pub(crate) fn from_lock(
     mount: &MountDecl,
     locked: &LockedMount,
 ) -> Result<Vec<Selected>> {
+    let mismatch = |problem: String| Error::LockMismatch { mount: mount.path.to_string(), problem };
     if locked.locators.len() != mount.select.len() {
-        return Err(Error::usage(
-            format!("memorix.lock: mount `{}` lists other locators than memorix.toml", mount.path),
-            Some("run `memorix lock`".into()),
-        ));
+        return Err(mismatch("lists other locators than memorix.toml".into()));
     }
     let mut out = Vec::new();
     for (loc, entry) in mount.select.iter().zip(&locked.locators) {
         if entry.locator != loc.to_string() {
-            return Err(Error::usage(
-                format!(
-                    "memorix.lock: mount `{}` locks {} where memorix.toml has {loc}",
-                    mount.path, entry.locator
-                ),
-                Some("run `memorix lock`".into()),
-            ));
+            return Err(mismatch(format!("locks {} where memorix.toml has {loc}", entry.locator)));
         }
         // Resolving never gives a subtree locator a file (`check_subtree`), so a lock that
         // says so was edited by hand; planning from it would take the file name of `rules/`.
         if loc.subtree && entry.kind == EntryKind::Blob {
-            return Err(Error::usage(
-                format!("memorix.lock: mount `{}` locks the subtree {loc} as a file", mount.path),
-                Some("run `memorix lock`".into()),
-            ));
+            return Err(mismatch(format!("locks the subtree {loc} as a file")));
         }
         let pinned_seq = match (&entry.generation, store) {
             (Some(g), Some(s)) => Some(s.read_generation(loc.kind, g)?.seq),
-            (Some(g), None) => return Err(Error::MissingObject { what: "generation", id: *g }),
+            (Some(g), None) => {
+                return Err(crate::store::Error::MissingObject { what: "generation", id: *g }.into());
+            }
             (None, _) => None,
         };
         out.push(Selected {
@@ -238,16 +227,14 @@ fn one_version_per_library(mount: &MountDecl, fresh: &[Fresh]) -> Result<()> {
         let Some((library, version)) = tagged else { continue };
         match seen.get(&(loc.kind, library.as_str())) {
             Some((other, v)) if *v != version.as_str() => {
-                return Err(Error::usage(
-                    format!(
-                        "mount `{}` would mix two versions of {library}: {other} gives {v}, {loc} gives {version}",
-                        mount.path
-                    ),
-                    Some(
-                        "a mount holds one version of a library; use one version selector per library"
-                            .to_string(),
-                    ),
-                ));
+                return Err(Error::MixedVersions {
+                    mount: mount.path.to_string(),
+                    library: library.clone(),
+                    first: other.to_string(),
+                    first_version: v.to_string(),
+                    second: loc.to_string(),
+                    second_version: version.clone(),
+                });
             }
             _ => {
                 seen.insert((loc.kind, library), (loc, version));
@@ -264,7 +251,7 @@ pub(crate) fn plan_mount(
     selected: &[Selected],
 ) -> Result<DerivationPlan> {
     let overrides: Vec<_> = m.overrides_under(&mount.path).collect();
-    derivation::plan(trees, mount, selected, &overrides)
+    Ok(derivation::plan(trees, mount, selected, &overrides)?)
 }
 
 /// Evaluates the manifest for writing a lock, given its `[sources]` as the Store now holds
@@ -404,10 +391,12 @@ pub fn check(
                 locked.derivation,
                 plan.id()
             )),
-            Err(Error::MissingObject { what, id }) => {
-                problems.push(format!("mount `{name}`: cannot recompute: {what} {id} is not in the store"))
-            }
-            Err(e) => return Err(e),
+            Err(e) => match e.missing_object() {
+                Some((what, id)) => {
+                    problems.push(format!("mount `{name}`: cannot recompute: {what} {id} is not in the store"))
+                }
+                None => return Err(e),
+            },
         }
     }
     if !problems.is_empty() {

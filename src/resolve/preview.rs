@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::error::Result;
 use super::{Fresh, PinSource, from_lock, mount_inputs, plan_mount, resolve_fresh, snapshot_source};
-use crate::diagnostics::Result;
 use crate::lock::{LockedLocator, Lockfile};
 use crate::manifest::{Manifest, MountDecl};
 use crate::model::{Id, Locator, Selector, StorePath};
@@ -126,7 +126,7 @@ fn resolve_dry(
         kind if rel.is_root() => Some((kind, snap.id)),
         _ => None,
     };
-    let (kind, id) = found.ok_or_else(|| crate::diagnostics::Error::PathNotFound {
+    let (kind, id) = found.ok_or_else(|| crate::store::Error::PathNotFound {
         kind: loc.kind,
         path: loc.place(),
         seq: 0,

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use super::error::{Error, Result};
 use super::{Store, Writer};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::Id;
 
 /// Files up to this size are read into memory once; larger ones stream through a temp file.

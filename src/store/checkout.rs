@@ -18,9 +18,10 @@ use rustix::fs::{CWD, RenameFlags};
 use serde::{Deserialize, Serialize};
 
 use super::diff::{ChangeKind, diff_trees};
+use super::error::{Error, Result};
 use super::tree::Tree;
 use super::{Store, Writer, fsutil};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::{Id, Kind, StorePath};
 
 const DIR_MODE_RO: u32 = 0o555;
@@ -58,7 +59,7 @@ impl Store {
 impl Writer<'_> {
     fn write_state(&self, kind: Kind, state: &State) -> Result<()> {
         let bytes = serde_json::to_vec(state).expect("state serializes");
-        fsutil::write_atomic(&self.store.tmp_dir(), &self.store.state_path(kind), &bytes)
+        Ok(fsutil::write_atomic(&self.store.tmp_dir(), &self.store.state_path(kind), &bytes)?)
     }
 
     /// Makes `latest/<kind>` show the tree `root`.
@@ -180,7 +181,7 @@ pub(crate) fn exchange(live: &Path, staged: &Path, parked: &Path) -> Result<()> 
         }
     }
     fsutil::set_mode(live, DIR_MODE_RO)?;
-    fsutil::sync_dir(live.parent().expect("a tree lives in a directory"))
+    Ok(fsutil::sync_dir(live.parent().expect("a tree lives in a directory"))?)
 }
 
 /// Removes a tree whose directories are read-only (a checkout, a staged object, an old
@@ -274,7 +275,7 @@ impl Unlocked {
     fn close(self) -> Result<()> {
         // A directory removed during the update may be a file (a hardlinked blob) by now.
         self.dirs.par_iter().try_for_each(|dir| match fs::symlink_metadata(dir) {
-            Ok(m) if m.is_dir() => fsutil::set_mode(dir, DIR_MODE_RO),
+            Ok(m) if m.is_dir() => Ok(fsutil::set_mode(dir, DIR_MODE_RO)?),
             _ => Ok(()),
         })
     }
@@ -343,16 +344,16 @@ pub(crate) fn link_tree<P: AsRef<str> + Sync>(store: &Store, root: &Path, files:
 
 /// Fills the directory `root`, placing each file with `place(blob, dest)`, then makes every
 /// directory read-only.
-pub(crate) fn fill_tree<P: AsRef<str> + Sync>(
+pub(crate) fn fill_tree<P: AsRef<str> + Sync, E: From<Error> + Send>(
     root: &Path,
     files: &[(P, Id)],
-    place: &(dyn Fn(&Id, &Path) -> Result<()> + Sync),
-) -> Result<()> {
+    place: &(dyn Fn(&Id, &Path) -> Result<(), E> + Sync),
+) -> Result<(), E> {
     let mut unlocked = Unlocked::default();
     unlocked.open(root)?;
     unlocked.prepare(root, &files.iter().map(|(path, _)| parent_str(path.as_ref())).collect())?;
     files.par_iter().try_for_each(|(path, blob)| place(blob, &root.join(path.as_ref())))?;
-    unlocked.close()
+    Ok(unlocked.close()?)
 }
 
 /// Hardlinks a blob into a checkout; copies when the file system refuses another link.
@@ -371,7 +372,7 @@ fn link_blob(store: &Store, id: &Id, dest: &Path) -> Result<()> {
                 || e.kind() == io::ErrorKind::CrossesDevices =>
         {
             fs::copy(&blob, dest).map_err(Error::io("copy", &blob))?;
-            fsutil::set_mode(dest, 0o444)
+            Ok(fsutil::set_mode(dest, 0o444)?)
         }
         Err(e) => Err(Error::io("link", dest)(e)),
     }

@@ -9,9 +9,9 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::{SerializeTuple, Serializer};
 use serde::{Deserialize, Serialize};
 
+use super::error::{Error, Result};
 use super::objdir::object_dir;
 use super::{Store, Writer, fsutil};
-use crate::diagnostics::{Error, Result};
 use crate::model::decision::Decision;
 use crate::model::{EntryKind, Id, Kind, Locator, Name, StorePath, canonical};
 
@@ -144,7 +144,7 @@ impl Writer<'_> {
     pub fn put_artifact(&self, id: &Id, name: &Name, bytes: &[u8]) -> Result<()> {
         let dir = self.store.derivation_dir(id).join(ARTIFACTS);
         fsutil::create_dir(&dir)?;
-        fsutil::write_atomic_mode(&self.store.tmp_dir(), &dir.join(name.as_str()), bytes, 0o444)
+        Ok(fsutil::write_atomic_mode(&self.store.tmp_dir(), &dir.join(name.as_str()), bytes, 0o444)?)
     }
 
     /// Stores a derivation (its record and a hardlinked `tree/`) unless it exists; every blob

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
+use super::error::Result;
 use super::tree::{Tree, TreeSource};
-use crate::diagnostics::Result;
 use crate::model::{EntryKind, Id, StorePath};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, PartialOrd, Ord)]

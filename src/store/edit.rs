@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
+use super::error::Result;
 use super::tree::{Entry, Tree};
 use super::{Store, Writer};
-use crate::diagnostics::Result;
 use crate::model::{EntryKind, Id, Name, StorePath, canonical};
 
 #[derive(Clone)]

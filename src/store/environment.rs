@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::{Error, Result};
 use super::objdir::object_dir;
 use super::{Store, Writer, fsutil};
-use crate::diagnostics::{Error, Result};
 use crate::model::decision::Decision;
 use crate::model::{Id, StorePath, canonical};
 

@@ -6,14 +6,18 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::diagnostics::{Error, Result};
+use super::error::Error;
+use crate::diagnostics::{FromIo, IoError};
+
+/// Only I/O can fail here, so every layer can use these helpers with `?`.
+type Result<T, E = IoError> = std::result::Result<T, E>;
 
 /// Creates a directory; an existing one is fine.
 pub fn create_dir(path: &Path) -> Result<()> {
     match fs::create_dir_all(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
-        Err(e) => Err(Error::io("create directory", path)(e)),
+        Err(e) => Err(IoError::io("create directory", path)(e)),
     }
 }
 
@@ -28,11 +32,11 @@ pub fn write_atomic_mode(tmp_dir: &Path, dest: &Path, bytes: &[u8], mode: u32) -
     let written = create_with_mode(&tmp, mode).and_then(|mut f| f.write_all(bytes));
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
-        return Err(Error::io("write", &tmp)(e));
+        return Err(IoError::io("write", &tmp)(e));
     }
     fs::rename(&tmp, dest).map_err(|e| {
         let _ = fs::remove_file(&tmp);
-        Error::io("rename into place", dest)(e)
+        IoError::io("rename into place", dest)(e)
     })
 }
 
@@ -55,7 +59,7 @@ pub fn write_object(tmp_dir: &Path, dest: &Path, bytes: &[u8], mode: u32) -> Res
             {
                 NO_TMPFILE.store(true, Ordering::Relaxed);
             }
-            Err(e) => return Err(Error::io("write", dest)(e.into())),
+            Err(e) => return Err(IoError::io("write", dest)(e.into())),
         }
     }
     write_atomic_mode(tmp_dir, dest, bytes, mode)
@@ -98,13 +102,13 @@ pub fn create_with_mode(path: &Path, mode: u32) -> io::Result<File> {
 
 /// fsyncs a directory so renames inside it are durable.
 pub fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir).and_then(|f| f.sync_all()).map_err(Error::io("sync", dir))
+    File::open(dir).and_then(|f| f.sync_all()).map_err(IoError::io("sync", dir))
 }
 
 /// Makes every write of this file system durable at once (one `syncfs`, DESIGN.md §10).
 pub fn sync_filesystem(any_path: &Path) -> Result<()> {
-    let f = File::open(any_path).map_err(Error::io("open", any_path))?;
-    rustix::fs::syncfs(&f).map_err(|e| Error::io("sync the file system of", any_path)(e.into()))
+    let f = File::open(any_path).map_err(IoError::io("open", any_path))?;
+    rustix::fs::syncfs(&f).map_err(|e| IoError::io("sync the file system of", any_path)(e.into()))
 }
 
 /// Opens a store object without following a symlink in its place (an adversarial store may
@@ -135,5 +139,5 @@ pub fn object_error(what: &'static str, id: &crate::model::Id, path: &Path, e: i
 }
 
 pub fn set_mode(path: &Path, mode: u32) -> Result<()> {
-    fs::set_permissions(path, Permissions::from_mode(mode)).map_err(Error::io("set permissions of", path))
+    fs::set_permissions(path, Permissions::from_mode(mode)).map_err(IoError::io("set permissions of", path))
 }

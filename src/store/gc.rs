@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::error::{Error, Result};
 use super::tree::Tree;
 use super::{Store, Writer};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, Kind};
 
 #[derive(Debug, Serialize, Default)]

@@ -6,8 +6,9 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::{Error, Result};
 use super::{Store, Writer};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::{Id, IdPrefix, Kind, Selector, canonical};
 
 /// A version label on a subtree (`--version`), kept in the generation's hashed part.
@@ -167,10 +168,9 @@ impl Store {
                     }),
                 }
             }
-            Some(sel @ (Selector::Version(_) | Selector::Pin)) => Err(Error::usage(
-                format!("@{sel} names a version, not a generation"),
-                Some("resolve version selectors with `Store::locate`".to_string()),
-            )),
+            Some(sel @ (Selector::Version(_) | Selector::Pin)) => {
+                Err(Error::NotAGeneration { selector: sel.to_string() })
+            }
         }
     }
 
@@ -209,7 +209,12 @@ impl Writer<'_> {
     pub fn put_substituted_generation(&self, id: &Id, generation: &Generation) -> Result<()> {
         let path = self.store.generation_path(generation.kind, id);
         super::fsutil::create_dir(path.parent().expect("generations live in a directory"))?;
-        super::fsutil::write_atomic_mode(&self.store.tmp_dir(), &path, &canonical::encode(generation), 0o444)
+        Ok(super::fsutil::write_atomic_mode(
+            &self.store.tmp_dir(),
+            &path,
+            &canonical::encode(generation),
+            0o444,
+        )?)
     }
 
     /// Moves `refs/<kind>/latest` to `id`: call after [`Writer::sync`] so the ref never names
@@ -219,7 +224,7 @@ impl Writer<'_> {
         let dir = path.parent().expect("refs live in a directory");
         super::fsutil::create_dir(dir)?;
         super::fsutil::write_atomic(&self.store.tmp_dir(), &path, format!("{id}\n").as_bytes())?;
-        super::fsutil::sync_dir(dir)
+        Ok(super::fsutil::sync_dir(dir)?)
     }
 }
 

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::diff::{Change, diff_trees};
 use super::edit::{Dir, TreeEditor};
+use super::error::{Error, Result};
 use super::generation::{GenRef, GenSummary, VersionTag};
 use super::lock::WriteStats;
 use super::quest::QuestIo;
@@ -18,7 +19,7 @@ use super::source::Layout;
 use super::statcache::StatCache;
 use super::tree::Tree;
 use super::{Store, Writer};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::version;
 use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
 use crate::progress::Progress;
@@ -229,15 +230,12 @@ impl Writer<'_> {
         let same_place =
             |e: &&super::versions::VersionEntry| e.version == label.version && e.path == dest.path.as_str();
         if let Some(e) = existing.iter().filter(same_place).find(|e| e.tree != probe) {
-            return Err(Error::usage(
-                format!(
-                    "{library} {} is already in the Store at {} with other content ({})",
-                    e.version,
-                    dest.place(),
-                    e.tree
-                ),
-                Some("versions are immutable: ingest the new content under a new version label".to_string()),
-            ));
+            return Err(Error::VersionExists {
+                library,
+                version: e.version.clone(),
+                place: dest.place(),
+                tree: e.tree,
+            });
         }
         let (root, tree) = if tip {
             editor.put_dir(&dest.path, dir)?;

@@ -1,11 +1,16 @@
 //! Resolving a locator against the store: which generation (or tagged version), and what is
-//! at its path.
+//! at its path; and finding objects by a prefix of their id.
+
+use std::fs;
+use std::io;
+use std::path::Path;
 
 use super::Store;
+use super::error::{Error, Result};
 use super::generation::GenRef;
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::version::{self, MatchPolicy};
-use crate::model::{EntryKind, Id, Locator, Selector, StorePath};
+use crate::model::{EntryKind, Id, IdPrefix, Kind, Locator, Selector, StorePath};
 
 /// What a locator names in one generation.
 #[derive(Clone, Debug)]
@@ -23,10 +28,7 @@ impl Store {
     pub fn locate(&self, loc: &Locator) -> Result<Located> {
         match &loc.selector {
             Some(Selector::Version(v)) => self.locate_version(loc, None, v, MatchPolicy::Exact),
-            Some(Selector::Pin) => Err(Error::usage(
-                format!("`{loc}` resolves through a project's [pins]"),
-                Some("use @pin in a memorix.toml mount, or name a version with @vVERSION".to_string()),
-            )),
+            Some(Selector::Pin) => Err(Error::PinOutsideProject { locator: loc.to_string() }),
             selector => {
                 let generation = self.select_generation(loc.kind, selector.as_ref())?;
                 let root = generation.generation.root;
@@ -94,4 +96,77 @@ fn check_subtree(loc: &Locator, kind: EntryKind) -> Result<()> {
         return Err(Error::NotDirectory { path: loc.place() });
     }
     Ok(())
+}
+
+/// An object found by a prefix of its id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    Blob(Id),
+    Tree(Id),
+    Generation(Kind, Id),
+    Derivation(Id),
+    Environment(Id),
+}
+
+impl Found {
+    pub fn id(&self) -> Id {
+        match self {
+            Found::Blob(id)
+            | Found::Tree(id)
+            | Found::Generation(_, id)
+            | Found::Derivation(id)
+            | Found::Environment(id) => *id,
+        }
+    }
+}
+
+impl Store {
+    /// Every object whose id starts with `prefix`: blobs, trees, generations, derivations and
+    /// environments.
+    pub fn objects_matching(&self, prefix: &IdPrefix) -> Result<Vec<Found>> {
+        let fan = &prefix.as_hex()[..2];
+        let mut found = Vec::new();
+        found.extend(ids_in(&self.root().join("blobs").join(fan), prefix, "")?.into_iter().map(Found::Blob));
+        found.extend(
+            ids_in(&self.root().join("trees").join(fan), prefix, ".json")?.into_iter().map(Found::Tree),
+        );
+        found.extend(self.derivations_matching(prefix)?.into_iter().map(Found::Derivation));
+        found.extend(self.environments_matching(prefix)?.into_iter().map(Found::Environment));
+        for kind in Kind::ALL {
+            found.extend(
+                self.generations_matching(kind, prefix)?.into_iter().map(|id| Found::Generation(kind, id)),
+            );
+        }
+        Ok(found)
+    }
+
+    pub fn derivations_matching(&self, prefix: &IdPrefix) -> Result<Vec<Id>> {
+        ids_in(&self.root().join("derivations").join(&prefix.as_hex()[..2]), prefix, "")
+    }
+
+    pub fn environments_matching(&self, prefix: &IdPrefix) -> Result<Vec<Id>> {
+        ids_in(&self.root().join("environments").join(&prefix.as_hex()[..2]), prefix, "")
+    }
+}
+
+/// The ids named by the entries of `dir` (with `suffix`) that start with `prefix`, sorted.
+fn ids_in(dir: &Path, prefix: &IdPrefix, suffix: &str) -> Result<Vec<Id>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io("read", dir)(e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(Error::io("read", dir))?;
+        let name = entry.file_name();
+        let Some(hex) = name.to_str().and_then(|n| n.strip_suffix(suffix)) else { continue };
+        if hex.starts_with(prefix.as_hex())
+            && let Some(id) = Id::from_hex(hex)
+        {
+            out.push(id);
+        }
+    }
+    out.sort();
+    Ok(out)
 }

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use rustix::fs::FlockOperation;
 
 use super::Store;
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::progress::Progress;
 
 /// Exclusive write access to a store; dropping it releases the lock.
@@ -133,7 +134,7 @@ impl Writer<'_> {
         {
             let root = self.store.root().to_path_buf();
             *self.early_sync.lock().expect("not poisoned") =
-                Some(std::thread::spawn(move || super::fsutil::sync_filesystem(&root)));
+                Some(std::thread::spawn(move || Ok(super::fsutil::sync_filesystem(&root)?)));
         }
     }
 
@@ -147,7 +148,7 @@ impl Writer<'_> {
         }
         let written = std::mem::take(&mut *self.written.lock().expect("not poisoned"));
         if self.dirty.swap(false, Ordering::Relaxed) {
-            return super::fsutil::sync_filesystem(self.store.root());
+            return Ok(super::fsutil::sync_filesystem(self.store.root())?);
         }
         let mut dirs: Vec<&Path> = written.iter().filter_map(|p| p.parent()).collect();
         dirs.sort();

@@ -7,6 +7,7 @@ pub mod derivation;
 pub mod diff;
 pub mod edit;
 pub mod environment;
+pub mod error;
 pub mod fsutil;
 pub mod gc;
 pub mod generation;
@@ -26,10 +27,11 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::{Id, Kind};
 use crate::progress::Progress;
 
+pub use error::{Error, Result};
 pub use lock::Writer;
 
 /// The on-disk format this build reads and writes (`store/VERSION`).

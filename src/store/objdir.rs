@@ -5,8 +5,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::error::{Error, Result};
 use super::{Store, Writer, checkout, fsutil};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::{Id, StorePath};
 
 /// `<store>/<what>/<aa>/<hex>/`

@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::error::{Error, Result};
 use super::generation::now_rfc3339;
 use super::{Store, Writer, fsutil};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, IdPrefix, Locator, StorePath};
 
 /// `purged/<hex>`: what was erased, when, and from where.
@@ -124,7 +125,7 @@ fn remove_from_readonly_dir(path: &Path) -> Result<()> {
     let mode = fs::metadata(dir).map(|d| d.permissions().mode()).unwrap_or(0o555);
     fsutil::set_mode(dir, 0o755)?;
     fs::remove_file(path).map_err(Error::io("remove", path))?;
-    fsutil::set_mode(dir, mode & 0o777)
+    Ok(fsutil::set_mode(dir, mode & 0o777)?)
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {

@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::diff::Change;
+use super::error::{Error, Result};
 use super::{Store, Writer, fsutil};
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::{Id, Kind, Locator, Selector, StorePath, canonical};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -231,7 +232,7 @@ impl Writer<'_> {
     pub(crate) fn write_quest(&self, quest: &Quest) -> Result<()> {
         let text = quest.to_text();
         fsutil::create_dir(&self.store.quests_dir())?;
-        fsutil::write_atomic(&self.store.tmp_dir(), &self.store.quest_path(&quest.id), text.as_bytes())
+        Ok(fsutil::write_atomic(&self.store.tmp_dir(), &self.store.quest_path(&quest.id), text.as_bytes())?)
     }
 
     /// Records a resolve of a selection for one project use as its current view: appended to

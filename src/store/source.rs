@@ -8,7 +8,8 @@ use std::io;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, Locator, Name, NameProblem, StorePath};
 use crate::store::blob::hash_file;
 use crate::store::edit::Dir;
@@ -48,10 +49,7 @@ pub enum Layout {
 /// Checks the destination and scans every source before the store is touched.
 pub fn layout(dest: &Locator, sources: &[PathBuf]) -> Result<Layout> {
     if sources.is_empty() {
-        return Err(Error::usage(
-            "nothing to ingest",
-            Some("name at least one SRC (a file, a directory, or - for standard input)".into()),
-        ));
+        return Err(Error::NothingToIngest);
     }
     let mut scanned = sources.iter().map(|s| scan(s)).collect::<Result<Vec<_>>>()?;
     // One file (or stdin) into a DEST without trailing slash lands at DEST itself.
@@ -66,10 +64,7 @@ pub fn layout(dest: &Locator, sources: &[PathBuf]) -> Result<Layout> {
     for s in scanned {
         match s {
             Scanned::Stdin => {
-                return Err(Error::usage(
-                    "standard input has no file name to place inside a directory",
-                    Some(format!("name the file in DEST, e.g. `memorix ingest {}notes.md -`", dest.place())),
-                ));
+                return Err(Error::StdinNeedsName { dest: dest.place() });
             }
             Scanned::File(p) => {
                 let name = file_name(&p)?;
@@ -95,7 +90,7 @@ pub struct Snapshot {
 pub fn snapshot(layout: Layout) -> Result<Snapshot> {
     let mut trees = HashMap::new();
     let (kind, id) = match layout {
-        Layout::Stdin => return Err(Error::usage("standard input cannot be a project source", None)),
+        Layout::Stdin => return Err(Error::StdinSource),
         Layout::File(p) => (EntryKind::Blob, hash_file(&p).map_err(Error::io("read", &p))?),
         Layout::Tree { files, .. } => {
             let ids = files
@@ -207,8 +202,7 @@ fn store_path(full: &Path, rel: &Path) -> Result<StorePath> {
 
 /// The store name a file SRC gets when it lands in a directory DEST.
 pub fn file_name(path: &Path) -> Result<Name> {
-    let name =
-        path.file_name().ok_or_else(|| Error::usage(format!("{} has no file name", path.display()), None))?;
+    let name = path.file_name().ok_or_else(|| Error::NoFileName { path: path.to_path_buf() })?;
     let name = name.to_str().ok_or_else(|| Error::NonUtf8Name { path: path.to_path_buf() })?;
     Name::new(name).map_err(|p| bad_name(path, p))
 }

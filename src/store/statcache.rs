@@ -14,8 +14,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::error::Result;
 use super::{Store, Writer, fsutil};
-use crate::diagnostics::Result;
+use crate::diagnostics::FromIo;
 use crate::model::Id;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,9 +62,7 @@ impl Store {
     pub fn drop_stat_caches(&self) -> Result<()> {
         let dir = self.root().join("index/statcache");
         match std::fs::remove_dir_all(&dir) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(crate::diagnostics::Error::io("remove", &dir)(e))
-            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(super::Error::io("remove", &dir)(e)),
             _ => Ok(()),
         }
     }
@@ -102,6 +101,6 @@ impl StatCache {
         }
         fsutil::create_dir(self.path.parent().expect("index/statcache"))?;
         let bytes = serde_json::to_vec(&new).expect("a cache serializes");
-        fsutil::write_atomic(&writer.store.tmp_dir(), &self.path, &bytes)
+        Ok(fsutil::write_atomic(&writer.store.tmp_dir(), &self.path, &bytes)?)
     }
 }

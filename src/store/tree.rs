@@ -6,8 +6,8 @@ use std::fs;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::{Error, Result};
 use super::{Store, Writer};
-use crate::diagnostics::{Error, Result};
 use crate::model::{EntryKind, Id, Name, StorePath, canonical};
 
 #[derive(Clone, PartialEq, Eq, Debug)]

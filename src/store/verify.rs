@@ -15,9 +15,10 @@ use serde::Serialize;
 
 use super::Store;
 use super::blob::hash_file;
+use super::error::{Error, Result};
 use super::generation::Generation;
 use super::tree::Tree;
-use crate::diagnostics::{Error, Result};
+use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, Kind, StorePath, canonical};
 use crate::progress::Progress;
 

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::Result;
 use super::generation::GenRef;
 use super::{Store, Writer, fsutil};
-use crate::diagnostics::Result;
 use crate::model::{Id, Kind};
 
 /// One tagged version of a library.
@@ -126,7 +126,7 @@ impl Writer<'_> {
         let path = self.store.version_index_path(kind);
         fsutil::create_dir(path.parent().expect("index/versions"))?;
         let bytes = serde_json::to_vec_pretty(&index).expect("an index serializes");
-        fsutil::write_atomic(&self.store.tmp_dir(), &path, &bytes)
+        Ok(fsutil::write_atomic(&self.store.tmp_dir(), &path, &bytes)?)
     }
 }
 

@@ -11,7 +11,8 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 
 use super::derivation::DerivationPlan;
-use crate::diagnostics::{Error, Result};
+use super::error::Result;
+use crate::diagnostics::FromIo;
 use crate::manifest::ArtifactDecl;
 use crate::model::{Id, Name};
 use crate::store::{Store, Writer};
@@ -21,13 +22,13 @@ pub const SUMMARY: &str = "SUMMARY.md";
 pub const TITLES: &str = "titles.json";
 
 /// The Markdown headings (up to `###`) in the first 64 KiB of a blob, as (level, text).
-pub fn headings(store: &Store, blob: &Id) -> Result<Vec<(usize, String)>> {
+pub fn headings(store: &Store, blob: &Id) -> crate::store::Result<Vec<(usize, String)>> {
     let mut head = Vec::with_capacity(1 << 16);
     store
         .open_blob(blob)?
         .take(1 << 16)
         .read_to_end(&mut head)
-        .map_err(Error::io("read", &store.blob_path(blob)))?;
+        .map_err(crate::store::Error::io("read", &store.blob_path(blob)))?;
     let text = String::from_utf8_lossy(&head);
     let mut out = Vec::new();
     let mut fenced = false;

@@ -1,6 +1,6 @@
 //! Deciding which file wins when two candidates claim one path (DESIGN.md §6.3).
 
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
 use crate::model::decision::{Decision, Rule};
 use crate::model::{Id, Kind, StorePath};
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::conflict::{Candidate, decide};
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
 use crate::manifest::{MountDecl, OverrideDecl};
 use crate::model::decision::Decision;
 use crate::model::{EntryKind, Id, Kind, Locator, StorePath};

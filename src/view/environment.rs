@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::derivation::{DerivationPlan, Origin};
-use crate::diagnostics::{Error, Result};
+use super::error::{Error, Result};
 use crate::manifest::OverrideDecl;
 use crate::model::decision::{Decision, Rule};
 use crate::model::{Id, StorePath};

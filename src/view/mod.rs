@@ -5,6 +5,9 @@ pub mod artifacts;
 pub mod conflict;
 pub mod derivation;
 pub mod environment;
+pub mod error;
+
+pub use error::{Error, Result};
 
 use crate::manifest::{Manifest, MountDecl};
 use crate::model::{Id, Locator};

@@ -1,0 +1,206 @@
+//! The operations' error: every layer's error, wrapped as it is (codes, messages and help
+//! unchanged), plus what only an operation can get wrong. The CLI renders it with miette.
+
+use std::path::PathBuf;
+
+use miette::Diagnostic;
+
+use crate::diagnostics::IoError;
+use crate::model::{Kind, LocatorError};
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum Error {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Io(#[from] IoError),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Locator(#[from] LocatorError),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Store(#[from] crate::store::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Manifest(#[from] crate::manifest::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Lock(#[from] crate::lock::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Pins(#[from] Box<crate::pins::PinError>),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    View(#[from] crate::view::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Resolve(#[from] crate::resolve::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Remote(#[from] crate::remote::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Deliver(#[from] crate::deliver::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Profile(#[from] crate::profile::Error),
+
+    #[error("memorix.toml has no mount `{name}`")]
+    #[diagnostic(code(memorix::manifest::unknown_mount), help("{}", mount_choices(suggestion, known)))]
+    UnknownMount { name: String, known: Vec<String>, suggestion: Option<String> },
+
+    #[error("the memory directory {} leads outside the project (through {})", memory.display(), through.display())]
+    #[diagnostic(
+        code(memorix::project::memory_outside),
+        help("`memory` in memorix.toml must stay inside the project; remove the symlink")
+    )]
+    MemoryOutsideProject { memory: PathBuf, through: PathBuf },
+
+    #[error("{}: invalid TOML: {message}", path.display())]
+    #[diagnostic(
+        code(memorix::edit::invalid_toml),
+        help("fix memorix.toml by hand; `memorix build` points at the line")
+    )]
+    InvalidToml { path: PathBuf, message: String },
+
+    #[error("{what} in memorix.toml is not a table")]
+    #[diagnostic(
+        code(memorix::edit::not_a_table),
+        help("write it as a [table] so `memorix add` can edit it")
+    )]
+    NotATable { what: String },
+
+    #[error("quest {quest} is an environment's; `add --quest` takes a derivation quest")]
+    #[diagnostic(
+        code(memorix::edit::environment_quest),
+        help("`memorix quest search TEXT` lists both kinds; pick a derivation")
+    )]
+    EnvironmentQuest { quest: String },
+
+    #[error("this project has no active environment")]
+    #[diagnostic(code(memorix::profile::none_active), help("run `memorix build` first"))]
+    NoActiveEnvironment,
+
+    #[error("this project has no profile generations yet")]
+    #[diagnostic(code(memorix::profile::empty), help("run `memorix build` first"))]
+    NoProfileGenerations,
+
+    #[error("the profile has no generation {generation}")]
+    #[diagnostic(code(memorix::profile::no_generation), help("`memorix profile` lists the generations"))]
+    NoSuchProfileGeneration { generation: u64 },
+
+    #[error("profile generation {current} is the first; there is nothing to roll back to")]
+    #[diagnostic(code(memorix::profile::first), help("`memorix profile` lists the generations"))]
+    NothingToRollBack { current: u64 },
+
+    #[error("`{path}` is not a file of the active environment")]
+    #[diagnostic(code(memorix::explain::not_a_file), help("`ls {memory}` shows what it holds"))]
+    NotInEnvironment { path: String, memory: String },
+
+    #[error("`{path}` is not a path inside the memory directory: {why}")]
+    #[diagnostic(
+        code(memorix::explain::bad_path),
+        help("name a delivered file, e.g. .memory/python/style.md")
+    )]
+    NotAMemoryPath { path: String, why: &'static str },
+
+    #[error("nothing in the Store matches {target}")]
+    #[diagnostic(code(memorix::purge::nothing), help("name a Store path (rules/x.md) or a blob id"))]
+    NothingToPurge { target: String },
+
+    #[error("refusing to remove all of `{kind}/`")]
+    #[diagnostic(code(memorix::rm::kind_root), help("name the paths inside {kind}/ to remove"))]
+    RemoveKindRoot { kind: Kind },
+
+    #[error("--version tags a directory: DEST must be a subtree such as docs/httpx/ (and not --merge)")]
+    #[diagnostic(
+        code(memorix::ingest::version_needs_tree),
+        help("e.g. memorix ingest {example}/ DIR --version 1.2.3")
+    )]
+    VersionNeedsTree { example: String },
+
+    #[error("nothing to run")]
+    #[diagnostic(code(memorix::run::nothing), help("memorix run -- CMD [ARGS...]"))]
+    NothingToRun,
+
+    #[error("corrupt run record {}: line {line}: {message}", path.display())]
+    #[diagnostic(code(memorix::run::corrupt), help("memorix appends to this file; remove the damaged line"))]
+    CorruptRunRecord { path: PathBuf, line: usize, message: String },
+
+    #[error("{} exists and is not empty", dir.display())]
+    #[diagnostic(code(memorix::checkout::not_empty), help("name a new directory"))]
+    CheckoutNotEmpty { dir: PathBuf },
+
+    #[error("memorix.lock is missing")]
+    #[diagnostic(code(memorix::lock::missing), help("run `memorix lock` (or `memorix build`)"))]
+    LockMissing,
+
+    #[error("memorix.lock has git merge-conflict markers (the first at line {line})")]
+    #[diagnostic(code(memorix::lock::conflicted), help("run `memorix lock` to heal it"))]
+    LockConflicted { line: usize },
+
+    #[error("`{0}` is not an id or id prefix")]
+    #[diagnostic(code(memorix::show::bad_id), help("give at least 8 hex digits, with or without `sha256:`"))]
+    BadId(String),
+
+    #[error("no object in the store has an id starting with {prefix}")]
+    #[diagnostic(
+        code(memorix::show::unknown_id),
+        help("ids are printed by `memorix log` and `memorix ls --json`")
+    )]
+    UnknownId { prefix: String },
+
+    #[error("no environment in the store has an id starting with {prefix}")]
+    #[diagnostic(
+        code(memorix::show::unknown_environment),
+        help("`memorix profile` lists this project's environments")
+    )]
+    UnknownEnvironment { prefix: String },
+
+    #[error("no quest has an id starting with {prefix}")]
+    #[diagnostic(code(memorix::quest::unknown), help("`memorix quest list` lists them"))]
+    UnknownQuest { prefix: String },
+
+    #[error("id prefix {prefix} is ambiguous: {}", candidates.join(", "))]
+    #[diagnostic(code(memorix::show::ambiguous_id), help("type more hex digits"))]
+    AmbiguousId { prefix: String, candidates: Vec<String> },
+
+    #[error("`{path}` is a directory")]
+    #[diagnostic(code(memorix::resolve::is_directory), help("use `memorix ls {path}/` to list it"))]
+    IsDirectory { path: String },
+}
+
+fn mount_choices(suggestion: &Option<String>, known: &[String]) -> String {
+    match suggestion {
+        Some(s) => format!("did you mean `{s}`? the mounts are: {}", known.join(", ")),
+        None => format!("the mounts are: {}", known.join(", ")),
+    }
+}
+
+impl From<crate::pins::PinError> for Error {
+    fn from(e: crate::pins::PinError) -> Error {
+        Error::Pins(Box::new(e))
+    }
+}
+
+impl Error {
+    /// Exit code 2 for every error but a fetched object whose hash does not match (1, a check
+    /// that failed, DESIGN.md §6); other checks that fail exit 1 without an error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Remote(e) => e.exit_code(),
+            _ => 2,
+        }
+    }
+}

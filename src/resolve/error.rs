@@ -1,0 +1,75 @@
+//! What can go wrong evaluating a manifest against the Store and the project's pins.
+
+use miette::Diagnostic;
+
+use crate::model::Id;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum Error {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Store(#[from] crate::store::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    View(#[from] crate::view::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Pins(#[from] Box<crate::pins::PinError>),
+
+    #[error("memorix.toml has a dependency cycle: {cycle}")]
+    #[diagnostic(
+        code(memorix::resolve::cycle),
+        help(
+            "a [sources] folder inside the memory directory would feed a build its own output; move the folder out"
+        )
+    )]
+    Cycle { cycle: String },
+
+    #[error("mount `{mount}` uses {locator}, but [pins] lists no pin files")]
+    #[diagnostic(
+        code(memorix::resolve::no_pin_files),
+        help("add e.g. `[pins] files = [\"requirements.txt\"]` to memorix.toml")
+    )]
+    NoPinFiles { mount: String, locator: String },
+
+    #[error(
+        "mount `{mount}` would mix two versions of {library}: {first} gives {first_version}, {second} gives {second_version}"
+    )]
+    #[diagnostic(
+        code(memorix::resolve::mixed_versions),
+        help("a mount holds one version of a library; use one version selector per library")
+    )]
+    MixedVersions {
+        mount: String,
+        library: String,
+        first: String,
+        first_version: String,
+        second: String,
+        second_version: String,
+    },
+
+    #[error("memorix.lock: mount `{mount}` {problem}")]
+    #[diagnostic(code(memorix::lock::mismatch), help("run `memorix lock`"))]
+    LockMismatch { mount: String, problem: String },
+}
+
+impl From<crate::pins::PinError> for Error {
+    fn from(e: crate::pins::PinError) -> Error {
+        Error::Pins(Box::new(e))
+    }
+}
+
+impl Error {
+    /// The object a Store read found missing (`what`, id).
+    pub fn missing_object(&self) -> Option<(&'static str, Id)> {
+        match self {
+            Error::Store(e) => e.missing_object(),
+            Error::View(e) => e.missing_object(),
+            _ => None,
+        }
+    }
+}
