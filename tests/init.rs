@@ -8,6 +8,7 @@ use std::process::Command;
 use common::TestEnv;
 
 /// A tool on PATH, or `None` with a notice (a failure when `MEMORIX_REQUIRE_TOOLS=1`, as in CI).
+#[allow(clippy::print_stderr)] // a skipped test says why, as a notice
 fn tool(names: &[&str]) -> Option<String> {
     for n in names {
         if Command::new(n).arg("--version").output().is_ok_and(|o| o.status.success()) {

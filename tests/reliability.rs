@@ -1,4 +1,5 @@
 //! Real `kill -9` during long ingests, a full disk, and many writers with readers.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // skips and measured figures are reported
 
 mod common;
 

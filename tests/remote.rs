@@ -1,6 +1,7 @@
 //! Remote stores: machine A builds and pushes, machine B (an empty store, the same project
 //! files) builds `--locked` from the substituters. Against a real S3-compatible server (moto's,
 //! started on a free loopback port) and against a `file://` remote.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // skips and measured figures are reported
 
 mod common;
 

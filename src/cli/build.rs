@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::ops::build::{BuildOutcome, BuildRequest, build};
 use crate::ops::error::Result;
 use crate::resolve::Refresh;
@@ -26,9 +25,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
+    let cwd = &ctx.cwd;
     let req = BuildRequest { locked: args.locked, refresh: Refresh::Nothing, offline: args.offline };
-    let outcome = build(&cwd, &ctx.store, &req, &ctx.progress)?;
+    let outcome = build(cwd, &ctx.store, &req, &ctx.progress)?;
     report(ctx, &outcome)
 }
 
@@ -38,54 +37,56 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
         render::json(&outcome)?;
         return Ok(if outcome.refused.is_some() { 1 } else { 0 });
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     if let Some(report) = &outcome.refused {
-        writeln!(s, "memorix.lock is stale; --locked refuses to change it:").expect("writing to a string");
+        s.line(format_args!("memorix.lock is stale; --locked refuses to change it:"));
         for p in &report.problems {
-            writeln!(s, "  - {p}").expect("writing to a string");
+            s.line(format_args!("  - {p}"));
         }
-        writeln!(s, "Run `memorix lock` (or `memorix build`) to update it.").expect("writing to a string");
+        s.line(format_args!("Run `memorix lock` (or `memorix build`) to update it."));
         render::note(ctx, &s)?;
         return Ok(1);
     }
     for f in &outcome.artifact_failures {
-        eprintln!(
-            "warning: artifact `{}` for derivation {} failed ({}); it runs again on the next build",
+        render::warn(format_args!(
+            "artifact `{}` for derivation {} failed ({}); it runs again on the next build",
             f.name,
             f.derivation.short(),
             f.message
-        );
+        ));
     }
     let env = outcome.environment.expect("a build that was not refused has an environment");
     if outcome.lock_written {
-        writeln!(s, "Wrote memorix.lock").expect("writing to a string");
+        s.line(format_args!("Wrote memorix.lock"));
     }
     match &outcome.activated {
-        None => writeln!(
-            s,
+        None => s.line(format_args!(
             "Nothing to do: .memory/ already shows environment {} (profile generation {})",
             env.short(),
             outcome.generation.unwrap_or_default()
-        )
-        .expect("writing to a string"),
+        )),
         Some(a) => {
             let new = outcome.derivations.iter().filter(|d| d.new).count();
-            writeln!(
-                s,
+            s.line(format_args!(
                 "Built environment {} ({} mounts, {new} new derivations)",
                 env.short(),
                 outcome.derivations.len()
-            )
-            .expect("writing to a string");
-            writeln!(s, "Activated {}/ at profile generation {}: {} files", a.memory, a.generation, a.files)
-                .expect("writing to a string");
+            ));
+            s.line(format_args!(
+                "Activated {}/ at profile generation {}: {} files",
+                a.memory, a.generation, a.files
+            ));
         }
     }
     if ctx.verbose {
         for d in &outcome.derivations {
             let new = if d.new { "new" } else { "reused" };
-            writeln!(s, "    {}/ -> derivation {} ({new}), quest {}", d.mount, d.id, d.quest.short())
-                .expect("writing to a string");
+            s.line(format_args!(
+                "    {}/ -> derivation {} ({new}), quest {}",
+                d.mount,
+                d.id,
+                d.quest.short()
+            ));
         }
     }
     render::note(ctx, &s)?;

@@ -1,4 +1,4 @@
-use super::Context;
+use super::{Context, render};
 use crate::model::Locator;
 use crate::ops::cat::cat;
 use crate::ops::error::Result;
@@ -15,6 +15,6 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let locator = Locator::parse(&args.locator)?;
-    cat(&ctx.store, &locator, &mut std::io::stdout().lock())?;
+    render::copy(&mut cat(&ctx.store, &locator)?)?;
     Ok(0)
 }

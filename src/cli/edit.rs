@@ -27,12 +27,12 @@ pub struct AddArgs {
 }
 
 pub fn add_cmd(ctx: &Context, args: AddArgs) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
+    let cwd = &ctx.cwd;
     let what = match args.quest {
         Some(id) => Addition::Quest { id, intent: args.intent },
         None => Addition::Locators { locators: args.locators, intent: args.intent },
     };
-    report(ctx, &add(&cwd, &ctx.store, &args.mount, what, &ctx.progress)?, "Added")
+    report(ctx, &add(cwd, &ctx.store, &args.mount, what, &ctx.progress)?, "Added")
 }
 
 /// Remove a mount from memorix.toml (and its overrides), then lock
@@ -45,8 +45,8 @@ pub struct RemoveArgs {
 }
 
 pub fn remove_cmd(ctx: &Context, args: RemoveArgs) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    report(ctx, &remove(&cwd, &ctx.store, &args.mount, &ctx.progress)?, "Removed")
+    let cwd = &ctx.cwd;
+    report(ctx, &remove(cwd, &ctx.store, &args.mount, &ctx.progress)?, "Removed")
 }
 
 fn report(ctx: &Context, e: &Edited, verb: &str) -> Result<u8> {

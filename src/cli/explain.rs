@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::ops::error::Result;
 use crate::ops::explain::explain;
 
@@ -15,34 +14,35 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let e = explain(&cwd, &ctx.store, &args.path)?;
+    let cwd = &ctx.cwd;
+    let e = explain(cwd, &ctx.store, &args.path)?;
     if ctx.json {
         render::json(&e)?;
         return Ok(0);
     }
-    let mut s = String::new();
-    writeln!(s, "{}", e.path).expect("writing to a string");
-    writeln!(s, "  from    {} ({})", e.origin, e.blob).expect("writing to a string");
-    writeln!(s, "  by      {} in mount {}", e.locator, e.mount).expect("writing to a string");
-    writeln!(s, "  in      derivation {}, environment {}", e.derivation.short(), e.environment.short())
-        .expect("writing to a string");
+    let mut s = Text::default();
+    s.line(format_args!("{}", e.path));
+    s.line(format_args!("  from    {} ({})", e.origin, e.blob));
+    s.line(format_args!("  by      {} in mount {}", e.locator, e.mount));
+    s.line(format_args!(
+        "  in      derivation {}, environment {}",
+        e.derivation.short(),
+        e.environment.short()
+    ));
     if let Some(g) = e.generation {
-        writeln!(s, "  read    {} generation {}", e.kind, g.short()).expect("writing to a string");
+        s.line(format_args!("  read    {} generation {}", e.kind, g.short()));
     }
     if let Some(v) = &e.version {
-        writeln!(s, "  version {v}").expect("writing to a string");
+        s.line(format_args!("  version {v}"));
     }
     if let Some(q) = e.quest {
-        writeln!(s, "  quest   {} (memorix quest show {})", q.short(), q.short())
-            .expect("writing to a string");
+        s.line(format_args!("  quest   {} (memorix quest show {})", q.short(), q.short()));
     }
     for d in &e.decisions {
-        writeln!(s, "  won     over {} ({}: {})", d.loser, d.rule_name(), d.rule.describe())
-            .expect("writing to a string");
+        s.line(format_args!("  won     over {} ({}: {})", d.loser, d.rule_name(), d.rule.describe()));
     }
     if e.decisions.is_empty() {
-        writeln!(s, "  no conflict at this path").expect("writing to a string");
+        s.line(format_args!("  no conflict at this path"));
     }
     render::text(&s)?;
     Ok(0)

@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::ops::error::Result;
 use crate::ops::gc::{gc, purge};
 
@@ -21,21 +20,19 @@ pub fn run_gc(ctx: &Context, args: GcArgs) -> Result<u8> {
         render::json(&out)?;
         return Ok(0);
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     if ctx.verbose || args.dry_run {
         for p in &out.unreachable {
-            writeln!(s, "  {p}").expect("writing to a string");
+            s.line(format_args!("  {p}"));
         }
     }
     let verb = if args.dry_run { "Would remove" } else { "Removed" };
-    writeln!(
-        s,
+    s.line(format_args!(
         "{verb} {} temp files and {} unreachable objects ({} bytes)",
         out.temp_files,
         out.unreachable.len(),
         out.bytes
-    )
-    .expect("writing to a string");
+    ));
     render::text(&s)?;
     Ok(0)
 }
@@ -65,22 +62,19 @@ pub fn run_purge(ctx: &Context, args: PurgeArgs) -> Result<u8> {
         render::json(&out)?;
         return Ok(if out.erased { 0 } else { 2 });
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     for r in &out.blobs {
-        writeln!(s, "  {} {}", r.blob, r.paths.join(", ")).expect("writing to a string");
+        s.line(format_args!("  {} {}", r.blob, r.paths.join(", ")));
     }
     if out.erased {
-        writeln!(s, "Erased {} blobs and {} hardlinks to them", out.blobs.len(), out.links)
-            .expect("writing to a string");
+        s.line(format_args!("Erased {} blobs and {} hardlinks to them", out.blobs.len(), out.links));
         render::text(&s)?;
         Ok(0)
     } else {
-        writeln!(
-            s,
+        s.line(format_args!(
             "Would erase {} blobs from every generation; run again with --yes to do it",
             out.blobs.len()
-        )
-        .expect("writing to a string");
+        ));
         render::text(&s)?;
         Ok(2)
     }

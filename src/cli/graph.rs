@@ -20,12 +20,12 @@ enum GraphFormat {
     Mermaid,
 }
 
-pub fn run(_ctx: &Context, args: Args) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
+pub fn run(ctx: &Context, args: Args) -> Result<u8> {
+    let cwd = &ctx.cwd;
     let format = match args.format {
         GraphFormat::Dot => Format::Dot,
         GraphFormat::Mermaid => Format::Mermaid,
     };
-    render::text(&graph(&cwd, format)?)?;
+    render::text(&graph(cwd, format)?)?;
     Ok(0)
 }

@@ -1,7 +1,7 @@
-use std::fmt::Write;
 use std::path::PathBuf;
 
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::ops::error::Result;
 use crate::ops::history;
 
@@ -18,8 +18,8 @@ pub struct RunArgs {
 }
 
 pub fn run(ctx: &Context, args: RunArgs) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let record = history::run(&cwd, &ctx.store, &args.command, &ctx.progress)?;
+    let cwd = &ctx.cwd;
+    let record = history::run(cwd, &ctx.store, &args.command, &ctx.progress)?;
     Ok(record.exit_code.map_or(1, |c| c.clamp(0, 255) as u8))
 }
 
@@ -30,25 +30,23 @@ pub fn run(ctx: &Context, args: RunArgs) -> Result<u8> {
 pub struct RunsArgs {}
 
 pub fn runs(ctx: &Context, _args: RunsArgs) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let mut records = history::runs(&cwd)?;
+    let cwd = &ctx.cwd;
+    let mut records = history::runs(cwd)?;
     records.reverse();
     if ctx.json {
         render::json(&records)?;
         return Ok(0);
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     for r in &records {
         let code = r.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "signal".into());
-        writeln!(
-            s,
+        s.line(format_args!(
             "{}  gen {:<3} {}  exit {code:<6} {}",
             r.started,
             r.generation,
             r.environment.short(),
             r.command.join(" ")
-        )
-        .expect("writing to a string");
+        ));
     }
     render::text(&s)?;
     Ok(0)
@@ -68,8 +66,8 @@ pub struct CheckoutArgs {
 }
 
 pub fn checkout(ctx: &Context, args: CheckoutArgs) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let (id, files) = history::checkout(&cwd, &ctx.store, &args.env, &args.dir)?;
+    let cwd = &ctx.cwd;
+    let (id, files) = history::checkout(cwd, &ctx.store, &args.env, &args.dir)?;
     render::text(&format!(
         "Checked out environment {} into {}: {files} files\n",
         id.short(),
@@ -90,21 +88,21 @@ pub struct DiffArgs {
 }
 
 pub fn diff(ctx: &Context, args: DiffArgs) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let d = history::diff(&cwd, &ctx.store, &args.a, &args.b)?;
+    let cwd = &ctx.cwd;
+    let d = history::diff(cwd, &ctx.store, &args.a, &args.b)?;
     if ctx.json {
         render::json(&d)?;
         return Ok(0);
     }
-    let mut s = format!("{} -> {}\n", d.from.short(), d.to.short());
+    let mut s = Text::default();
+    s.line(format_args!("{} -> {}", d.from.short(), d.to.short()));
     for (mount, from, to) in &d.mounts {
         let show = |i: &Option<crate::model::Id>| i.map(|i| i.short()).unwrap_or_else(|| "-".into());
-        writeln!(s, "  mount {mount}/: derivation {} -> {}", show(from), show(to))
-            .expect("writing to a string");
+        s.line(format_args!("  mount {mount}/: derivation {} -> {}", show(from), show(to)));
     }
     for (letter, list) in [("A", &d.added), ("M", &d.modified), ("D", &d.removed)] {
         for p in list {
-            writeln!(s, "  {letter} {p}").expect("writing to a string");
+            s.line(format_args!("  {letter} {p}"));
         }
     }
     render::text(&s)?;

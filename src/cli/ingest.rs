@@ -1,7 +1,7 @@
-use std::fmt::Write;
 use std::path::PathBuf;
 
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::model::Locator;
 use crate::ops::error::Result;
 use crate::ops::ingest::{IngestRequest, ingest};
@@ -63,61 +63,53 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         render::json(&outcome)?;
         return Ok(0);
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     match (&outcome.generation, &outcome.tip) {
         (Some(g), _) if outcome.version.as_ref().is_some_and(|v| !v.tip) => {
             let v = outcome.version.as_ref().expect("checked");
-            writeln!(
-                s,
+            s.line(format_args!(
                 "Recorded {} {} in {} (an older version: latest/ keeps showing the highest)",
                 v.library,
                 v.version,
                 render::generation(g)
-            )
-            .expect("writing to a string");
+            ));
         }
         (Some(g), _) if outcome.version.is_some() => {
             let v = outcome.version.as_ref().expect("checked");
-            writeln!(
-                s,
+            s.line(format_args!(
                 "Ingested {} {} into {} as {}",
                 v.library,
                 v.version,
                 outcome.dest,
                 render::generation(g)
-            )
-            .expect("writing to a string");
+            ));
         }
         (Some(g), _) => {
             let count = |k| outcome.changes.iter().filter(|c| c.change == k).count();
-            writeln!(
-                s,
+            s.line(format_args!(
                 "Ingested {} into {}: {} added, {} modified, {} removed",
                 outcome.dest,
                 render::generation(g),
                 count(ChangeKind::Added),
                 count(ChangeKind::Modified),
                 count(ChangeKind::Removed),
-            )
-            .expect("writing to a string");
+            ));
         }
         (None, Some(tip)) => {
-            writeln!(
-                s,
+            s.line(format_args!(
                 "Unchanged: {} already holds this content ({})",
                 outcome.dest,
                 render::generation(tip)
-            )
-            .expect("writing to a string");
+            ));
         }
         (None, None) => {
-            writeln!(s, "Unchanged: nothing to store at {}", outcome.dest).expect("writing to a string");
+            s.line(format_args!("Unchanged: nothing to store at {}", outcome.dest));
         }
     }
     if ctx.verbose {
         let kind = req_kind(&outcome.dest);
         for c in &outcome.changes {
-            writeln!(s, "    {} {kind}/{}", c.change.letter(), c.path).expect("writing to a string");
+            s.line(format_args!("    {} {kind}/{}", c.change.letter(), c.path));
         }
     }
     render::note(ctx, &s)?;

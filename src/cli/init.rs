@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::ops::error::Result;
 use crate::ops::init::{Agents, init};
 
@@ -28,30 +27,28 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
+    let cwd = &ctx.cwd;
     let agents = match (args.agents, args.remove_agents) {
         (true, _) => Agents::Write,
         (_, true) => Agents::Remove,
         _ => Agents::IfPresent,
     };
-    let outcome = init(&cwd, args.name.as_deref(), agents)?;
+    let outcome = init(cwd, args.name.as_deref(), agents)?;
     if ctx.json {
         render::json(&outcome)?;
         return Ok(0);
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     if outcome.manifest_written {
-        writeln!(
-            s,
+        s.line(format_args!(
             "Created memorix.toml for `{}`. Declare mounts in it, then run `memorix build`.",
             outcome.name
-        )
-        .expect("writing to a string");
+        ));
     } else {
-        writeln!(s, "memorix.toml exists; left as it is").expect("writing to a string");
+        s.line(format_args!("memorix.toml exists; left as it is"));
     }
     for c in &outcome.changed {
-        writeln!(s, "Updated {c}").expect("writing to a string");
+        s.line(format_args!("Updated {c}"));
     }
     render::note(ctx, &s)?;
     Ok(0)

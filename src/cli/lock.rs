@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::ops::error::Result;
 use crate::ops::lock::{check, lock};
 
@@ -22,36 +21,38 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
+    let cwd = &ctx.cwd;
     if args.check {
-        let report = check(&cwd, &ctx.store)?;
+        let report = check(cwd, &ctx.store)?;
         if ctx.json {
             render::json(&report)?;
         } else if report.ok {
             render::text("memorix.lock is up to date\n")?;
         } else {
-            let mut s = String::from("memorix.lock is stale:\n");
+            let mut s = Text::default();
+            s.line("memorix.lock is stale:");
             for p in &report.problems {
-                writeln!(s, "  - {p}").expect("writing to a string");
+                s.line(format_args!("  - {p}"));
             }
             render::text(&s)?;
         }
         return Ok(if report.ok { 0 } else { 1 });
     }
-    let outcome = lock(&cwd, &ctx.store, &ctx.progress)?;
+    let outcome = lock(cwd, &ctx.store, &ctx.progress)?;
     if ctx.json {
         render::json(&outcome)?;
         return Ok(0);
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     if outcome.healed {
-        writeln!(s, "Healed merge-conflict markers in memorix.lock").expect("writing to a string");
+        s.line(format_args!("Healed merge-conflict markers in memorix.lock"));
     }
     match (outcome.written, outcome.resolved.is_empty()) {
-        (false, _) => writeln!(s, "memorix.lock is up to date").expect("writing to a string"),
-        (true, true) => writeln!(s, "Wrote memorix.lock").expect("writing to a string"),
-        (true, false) => writeln!(s, "Wrote memorix.lock (resolved {})", outcome.resolved.join(", "))
-            .expect("writing to a string"),
+        (false, _) => s.line(format_args!("memorix.lock is up to date")),
+        (true, true) => s.line(format_args!("Wrote memorix.lock")),
+        (true, false) => {
+            s.line(format_args!("Wrote memorix.lock (resolved {})", outcome.resolved.join(", ")))
+        }
     }
     render::note(ctx, &s)?;
     Ok(0)

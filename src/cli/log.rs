@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::model::Locator;
 use crate::ops::error::Result;
 use crate::ops::log::log;
@@ -29,25 +28,23 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         render::json(&entries)?;
         return Ok(0);
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     for e in &entries {
         let g = &e.generation;
-        write!(s, "{}@g{} {} {}", g.kind, g.seq, g.id, g.time).expect("writing to a string");
+        s.push(format_args!("{}@g{} {} {}", g.kind, g.seq, g.id, g.time));
         if let Some(m) = &g.message {
-            write!(s, "  {m}").expect("writing to a string");
+            s.push(format_args!("  {m}"));
         }
         s.push('\n');
         for t in &g.tags {
-            writeln!(s, "    version {} {} at {}/{}/", t.library, t.version, g.kind, t.path)
-                .expect("writing to a string");
+            s.line(format_args!("    version {} {} at {}/{}/", t.library, t.version, g.kind, t.path));
         }
         let limit = if args.full { usize::MAX } else { SHOWN };
         for c in e.changes.iter().take(limit) {
-            writeln!(s, "    {} {}/{}", c.change.letter(), g.kind, c.path).expect("writing to a string");
+            s.line(format_args!("    {} {}/{}", c.change.letter(), g.kind, c.path));
         }
         if e.changes.len() > limit {
-            writeln!(s, "    ... and {} more (--full lists all)", e.changes.len() - limit)
-                .expect("writing to a string");
+            s.line(format_args!("    ... and {} more (--full lists all)", e.changes.len() - limit));
         }
     }
     render::text(&s)?;

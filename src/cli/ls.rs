@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::model::{EntryKind, Locator};
 use crate::ops::error::Result;
 use crate::ops::ls::{LsRequest, ls};
@@ -30,7 +29,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         render::json(&outcome)?;
         return Ok(0);
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     for e in &outcome.entries {
         if args.long {
             let size = e.size.map(|n| n.to_string()).unwrap_or_else(|| "-".into());
@@ -38,9 +37,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
                 EntryKind::Blob => "blob",
                 EntryKind::Tree => "tree",
             };
-            writeln!(s, "{kind} {size:>9} {} {}", e.id.short(), e.path).expect("writing to a string");
+            s.line(format_args!("{kind} {size:>9} {} {}", e.id.short(), e.path));
         } else {
-            writeln!(s, "{}", e.path).expect("writing to a string");
+            s.line(format_args!("{}", e.path));
         }
     }
     render::text(&s)?;

@@ -27,7 +27,7 @@ mod verify;
 mod versions;
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -118,6 +118,8 @@ enum Command {
 
 /// What every command gets besides its own arguments.
 pub struct Context {
+    /// The working directory (after `-C`): where the project is looked for.
+    pub cwd: PathBuf,
     pub store: PathBuf,
     pub json: bool,
     pub progress: render::Terminal,
@@ -147,17 +149,21 @@ pub fn run() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             let code = err.exit_code();
-            eprintln!("{:?}", miette::Report::new(err));
-            ExitCode::from(code as u8)
+            render::error(err);
+            ExitCode::from(code)
         }
     }
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
+    // `-C DIR` works as if memorix was started there: relative arguments (and a relative
+    // --store) are taken from it, as in git and cargo. The working directory is read once.
     if let Some(dir) = &cli.directory {
         std::env::set_current_dir(dir).map_err(Error::io("change directory to", dir))?;
     }
+    let cwd = std::env::current_dir().map_err(Error::io("read the working directory", Path::new(".")))?;
     let ctx = Context {
+        cwd,
         store: cli.store.clone().unwrap_or_else(Store::default_location),
         json: cli.json,
         progress: render::Terminal { bars: std::io::stderr().is_terminal() && !cli.quiet },

@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::ops::error::Result;
 use crate::ops::profile::{Moved, Target, history, move_to};
 
@@ -11,20 +10,19 @@ use crate::ops::profile::{Moved, Target, history, move_to};
 pub struct ProfileArgs {}
 
 pub fn profile(ctx: &Context, _args: ProfileArgs) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let p = history(&cwd)?;
+    let cwd = &ctx.cwd;
+    let p = history(cwd)?;
     if ctx.json {
         render::json(&p)?;
         return Ok(0);
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     for b in p.bindings.iter().rev() {
         let mark = if Some(b.generation) == p.current { "*" } else { " " };
-        writeln!(s, "{mark} {:>3}  {}  {}  {}", b.generation, b.environment, b.time, b.reason)
-            .expect("writing to a string");
+        s.line(format_args!("{mark} {:>3}  {}  {}  {}", b.generation, b.environment, b.time, b.reason));
     }
     if p.bindings.is_empty() {
-        writeln!(s, "No profile generations yet: run `memorix build`").expect("writing to a string");
+        s.line(format_args!("No profile generations yet: run `memorix build`"));
     }
     render::note(ctx, &s)?;
     Ok(0)
@@ -45,7 +43,7 @@ pub struct RollbackArgs {
 
 pub fn rollback(ctx: &Context, args: RollbackArgs) -> Result<u8> {
     let target = args.to.map_or(Target::Previous, Target::Generation);
-    report(ctx, &move_to(&std::env::current_dir().unwrap_or_default(), &ctx.store, target, &ctx.progress)?)
+    report(ctx, &move_to(&ctx.cwd, &ctx.store, target, &ctx.progress)?)
 }
 
 /// Activate a profile generation N, or any stored environment by id
@@ -63,7 +61,7 @@ pub fn activate(ctx: &Context, args: ActivateArgs) -> Result<u8> {
         Ok(n) if args.target.len() < 8 => Target::Generation(n),
         _ => Target::Environment(args.target),
     };
-    report(ctx, &move_to(&std::env::current_dir().unwrap_or_default(), &ctx.store, target, &ctx.progress)?)
+    report(ctx, &move_to(&ctx.cwd, &ctx.store, target, &ctx.progress)?)
 }
 
 fn report(ctx: &Context, m: &Moved) -> Result<u8> {

@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::ops::error::Result;
 use crate::ops::quest;
 use crate::store::quest::Quest;
@@ -38,7 +37,7 @@ fn line(q: &Quest) -> String {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let mut s = String::new();
+    let mut s = Text::default();
     match args.command {
         QuestCommand::List => {
             let quests = quest::list(&ctx.store)?;
@@ -47,7 +46,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
                 return Ok(0);
             }
             for q in &quests {
-                writeln!(s, "{}", line(q)).expect("writing to a string");
+                s.line(format_args!("{}", line(q)));
             }
         }
         QuestCommand::Show { id } => {
@@ -56,7 +55,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
                 render::json(&q)?;
                 return Ok(0);
             }
-            s = toml::to_string(&q).expect("a quest serializes");
+            s.push(toml::to_string(&q).expect("a quest serializes"));
         }
         QuestCommand::Search { text } => {
             let hits = quest::search(&ctx.store, &text.join(" "))?;
@@ -65,7 +64,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
                 return Ok(0);
             }
             for h in &hits {
-                writeln!(s, "{:>3} {}", h.score, line(&h.quest)).expect("writing to a string");
+                s.line(format_args!("{:>3} {}", h.score, line(&h.quest)));
             }
         }
     }

@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::ops::error::Result;
 use crate::ops::remote::{self, PushScope};
 use crate::remote::transfer::RefOutcome;
@@ -37,7 +36,7 @@ enum RemoteCommand {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let mut s = String::new();
+    let mut s = Text::default();
     match args.command {
         RemoteCommand::Add { name, url } => {
             let added = remote::add(&name, &url)?;
@@ -45,7 +44,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
                 render::json(&added)?;
                 return Ok(0);
             }
-            writeln!(s, "Added remote {name} ({})", added.url).expect("writing to a string");
+            s.line(format_args!("Added remote {name} ({})", added.url));
             render::note(ctx, &s)?;
         }
         RemoteCommand::Remove { name } => {
@@ -54,19 +53,19 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
                 render::json(&removed)?;
                 return Ok(0);
             }
-            writeln!(s, "Removed remote {name} ({})", removed.url).expect("writing to a string");
+            s.line(format_args!("Removed remote {name} ({})", removed.url));
             render::note(ctx, &s)?;
         }
         RemoteCommand::List => {
-            let cwd = std::env::current_dir().unwrap_or_default();
-            let remotes = remote::list(&cwd)?;
+            let cwd = &ctx.cwd;
+            let remotes = remote::list(cwd)?;
             if ctx.json {
                 render::json(&remotes)?;
                 return Ok(0);
             }
             for r in &remotes {
                 let name = r.name.as_deref().unwrap_or("(substituter)");
-                writeln!(s, "{name:<14} {}  [{}]", r.url, r.from).expect("writing to a string");
+                s.line(format_args!("{name:<14} {}  [{}]", r.url, r.from));
             }
             render::text(&s)?;
         }
@@ -99,29 +98,29 @@ pub struct PushArgs {
 }
 
 pub fn push(ctx: &Context, args: PushArgs) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
+    let cwd = &ctx.cwd;
     let scope = if args.all { PushScope::All } else { PushScope::Lock };
-    let report = remote::push(&cwd, &ctx.store, args.remote.as_deref(), scope, &ctx.progress)?;
+    let report = remote::push(cwd, &ctx.store, args.remote.as_deref(), scope, &ctx.progress)?;
     let diverged: Vec<_> = report.refs.iter().filter(|r| r.outcome == RefOutcome::Diverged).collect();
     let code = if diverged.is_empty() { 0 } else { 1 };
     if ctx.json {
         render::json(&report)?;
         return Ok(code);
     }
-    let mut s = String::new();
-    writeln!(
-        s,
+    let mut s = Text::default();
+    s.line(format_args!(
         "Pushed to {}: {} of {} objects uploaded ({} already there)",
         report.remote,
         report.uploaded,
         report.objects,
         report.objects - report.uploaded
-    )
-    .expect("writing to a string");
+    ));
     let q = &report.quests;
     if q.uploaded + q.merged + q.unchanged > 0 {
-        writeln!(s, "Quests: {} uploaded, {} merged, {} unchanged", q.uploaded, q.merged, q.unchanged)
-            .expect("writing to a string");
+        s.line(format_args!(
+            "Quests: {} uploaded, {} merged, {} unchanged",
+            q.uploaded, q.merged, q.unchanged
+        ));
     }
     for r in report.refs.iter().filter(|r| r.outcome != RefOutcome::Diverged) {
         let what = match r.outcome {
@@ -129,16 +128,16 @@ pub fn push(ctx: &Context, args: PushArgs) -> Result<u8> {
             RefOutcome::FastForward => "fast-forwarded",
             _ => "up to date",
         };
-        writeln!(s, "refs/{}/latest {what} ({})", r.kind, r.local.short()).expect("writing to a string");
+        s.line(format_args!("refs/{}/latest {what} ({})", r.kind, r.local.short()));
     }
     render::note(ctx, &s)?;
     for r in diverged {
         let theirs = r.remote.map(|id| id.short()).unwrap_or_default();
-        eprintln!(
-            "warning: refs/{}/latest moved on the remote too ({theirs}, not in our history; ours is {}): left alone",
+        render::warn(format_args!(
+            "refs/{}/latest moved on the remote too ({theirs}, not in our history; ours is {}): left alone",
             r.kind,
             r.local.short()
-        );
+        ));
     }
     Ok(code)
 }
@@ -157,8 +156,8 @@ pub struct PullArgs {
 }
 
 pub fn pull(ctx: &Context, args: PullArgs) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let report = remote::pull(&cwd, &ctx.store, args.remote.as_deref(), &ctx.progress)?;
+    let cwd = &ctx.cwd;
+    let report = remote::pull(cwd, &ctx.store, args.remote.as_deref(), &ctx.progress)?;
     if ctx.json {
         render::json(&report)?;
         return Ok(0);

@@ -1,6 +1,10 @@
-//! Shared output helpers.
+//! The one place output is written: stdout for what a command was asked for, stderr for
+//! warnings, progress and errors. A closed pipe (`| head`) ends output quietly; nothing here
+//! panics on a write.
 
+use std::fmt;
 use std::io::{self, Write};
+use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -10,6 +14,35 @@ use crate::ops::error::{Error, Result};
 use crate::progress::{Progress, Silent, Task};
 use crate::store::generation::GenSummary;
 
+/// Text for stdout, assembled in memory and printed at once.
+#[derive(Default)]
+pub struct Text(String);
+
+impl Text {
+    /// Appends formatted text and a newline, e.g. `s.line(format_args!("{a} {b}"))`.
+    pub fn line(&mut self, args: impl fmt::Display) {
+        self.push(args);
+        self.0.push('\n');
+    }
+
+    /// Appends formatted text without a newline.
+    pub fn push(&mut self, args: impl fmt::Display) {
+        // Formatting into a String cannot fail.
+        let _ = fmt::Write::write_fmt(&mut self.0, format_args!("{args}"));
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+fn stdout_error(e: io::Error) -> Error {
+    Error::io("write", Path::new("<stdout>"))(e)
+}
+
 /// Prints one pretty JSON document and a newline.
 pub fn json<T: Serialize>(value: &T) -> Result<()> {
     let mut out = io::stdout().lock();
@@ -17,16 +50,23 @@ pub fn json<T: Serialize>(value: &T) -> Result<()> {
         .map_err(io::Error::from)
         .and_then(|_| writeln!(out))
         .or_else(ignore_broken_pipe)
-        .map_err(Error::io("write", std::path::Path::new("<stdout>")))
+        .map_err(stdout_error)
 }
 
-/// Writes text to stdout; a closed pipe (`| head`) ends output quietly.
+/// Writes text to stdout.
 pub fn text(s: &str) -> Result<()> {
     let mut out = io::stdout().lock();
-    out.write_all(s.as_bytes())
+    out.write_all(s.as_bytes()).and_then(|_| out.flush()).or_else(ignore_broken_pipe).map_err(stdout_error)
+}
+
+/// Copies a reader (a blob's content) to stdout.
+pub fn copy(content: &mut dyn io::Read) -> Result<()> {
+    let mut out = io::stdout().lock();
+    io::copy(content, &mut out)
         .and_then(|_| out.flush())
+        .map(|_| ())
         .or_else(ignore_broken_pipe)
-        .map_err(Error::io("write", std::path::Path::new("<stdout>")))
+        .map_err(stdout_error)
 }
 
 fn ignore_broken_pipe(e: io::Error) -> io::Result<()> {
@@ -36,6 +76,16 @@ fn ignore_broken_pipe(e: io::Error) -> io::Result<()> {
 /// A success message of a command that changes something; `-q` silences it.
 pub fn note(ctx: &super::Context, s: &str) -> Result<()> {
     if ctx.quiet { Ok(()) } else { text(s) }
+}
+
+/// A warning on stderr (a closed stderr is ignored).
+pub fn warn(message: impl fmt::Display) {
+    let _ = writeln!(io::stderr().lock(), "warning: {message}");
+}
+
+/// An error as miette renders it, on stderr.
+pub fn error(err: Error) {
+    let _ = writeln!(io::stderr().lock(), "{:?}", miette::Report::new(err));
 }
 
 /// `rules@g3 (sha256:0123456789ab)`

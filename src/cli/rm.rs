@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::model::Locator;
 use crate::ops::error::Result;
 use crate::ops::rm::{RmRequest, rm};
@@ -29,12 +28,11 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         render::json(&outcome)?;
         return Ok(0);
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     for k in &outcome.generations {
         let n = k.changes.len();
         let files = if n == 1 { "file" } else { "files" };
-        writeln!(s, "Removed {n} {files}: now {}", render::generation(&k.generation))
-            .expect("writing to a string");
+        s.line(format_args!("Removed {n} {files}: now {}", render::generation(&k.generation)));
     }
     render::note(ctx, &s)?;
     Ok(0)

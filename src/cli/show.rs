@@ -1,9 +1,6 @@
-use std::fmt::Write;
-use std::io;
-
-use super::{Context, render};
-use crate::diagnostics::FromIo;
-use crate::ops::error::{Error, Result};
+use super::Context;
+use super::render::{self, Text};
+use crate::ops::error::Result;
 use crate::ops::show::{Shown, show};
 
 /// Show any object (blob, tree, generation) by a unique prefix of its id.
@@ -25,61 +22,65 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         render::json(&shown)?;
         return Ok(0);
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     match shown {
         Shown::Blob { mut content, .. } => {
-            return match io::copy(&mut content, &mut io::stdout().lock()) {
-                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-                    Err(Error::io("write", std::path::Path::new("<stdout>"))(e))
-                }
-                _ => Ok(0),
-            };
+            render::copy(&mut content)?;
+            return Ok(0);
         }
         Shown::Tree { id, entries } => {
-            writeln!(s, "tree {id}").expect("writing to a string");
+            s.line(format_args!("tree {id}"));
             for e in entries {
                 let slash = if e.kind == crate::model::EntryKind::Tree { "/" } else { "" };
-                writeln!(s, "{} {} {}{slash}", e.kind.as_str(), e.id, e.name).expect("writing to a string");
+                s.line(format_args!("{} {} {}{slash}", e.kind.as_str(), e.id, e.name));
             }
         }
         Shown::Generation { id, generation: g } => {
-            writeln!(s, "generation {id}").expect("writing to a string");
-            writeln!(s, "kind:    {}", g.kind).expect("writing to a string");
-            writeln!(s, "seq:     {}", g.seq).expect("writing to a string");
-            writeln!(s, "root:    {}", g.root).expect("writing to a string");
+            s.line(format_args!("generation {id}"));
+            s.line(format_args!("kind:    {}", g.kind));
+            s.line(format_args!("seq:     {}", g.seq));
+            s.line(format_args!("root:    {}", g.root));
             let parent = g.parent.map(|p| p.to_string()).unwrap_or_else(|| "(none)".into());
-            writeln!(s, "parent:  {parent}").expect("writing to a string");
+            s.line(format_args!("parent:  {parent}"));
             for t in &g.tags {
-                writeln!(s, "tag:     {} {} at {} ({})", t.library, t.version, t.path, t.tree)
-                    .expect("writing to a string");
+                s.line(format_args!("tag:     {} {} at {} ({})", t.library, t.version, t.path, t.tree));
             }
-            writeln!(s, "time:    {}", g.meta.time).expect("writing to a string");
+            s.line(format_args!("time:    {}", g.meta.time));
             if let Some(m) = &g.meta.message {
-                writeln!(s, "message: {m}").expect("writing to a string");
+                s.line(format_args!("message: {m}"));
             }
         }
         Shown::Derivation { id, record } => {
-            writeln!(s, "derivation {id}").expect("writing to a string");
+            s.line(format_args!("derivation {id}"));
             for p in &record.provenance {
-                writeln!(s, "locator  {} -> {} {}", p.locator, p.kind.as_str(), p.id)
-                    .expect("writing to a string");
+                s.line(format_args!("locator  {} -> {} {}", p.locator, p.kind.as_str(), p.id));
             }
             for o in &record.origins {
-                writeln!(s, "file     {} <- {}", o.path, o.place()).expect("writing to a string");
+                s.line(format_args!("file     {} <- {}", o.path, o.place()));
             }
             for d in &record.decisions {
-                writeln!(s, "decided  {}: {} over {} ({})", d.path, d.winner, d.loser, d.rule_name())
-                    .expect("writing to a string");
+                s.line(format_args!(
+                    "decided  {}: {} over {} ({})",
+                    d.path,
+                    d.winner,
+                    d.loser,
+                    d.rule_name()
+                ));
             }
         }
         Shown::Environment { id, record } => {
-            writeln!(s, "environment {id}").expect("writing to a string");
+            s.line(format_args!("environment {id}"));
             for (mount, drv) in &record.mounts {
-                writeln!(s, "mount    {mount}/ -> derivation {drv}").expect("writing to a string");
+                s.line(format_args!("mount    {mount}/ -> derivation {drv}"));
             }
             for d in &record.decisions {
-                writeln!(s, "decided  {}: mount {} over {} ({})", d.path, d.winner, d.loser, d.rule_name())
-                    .expect("writing to a string");
+                s.line(format_args!(
+                    "decided  {}: mount {} over {} ({})",
+                    d.path,
+                    d.winner,
+                    d.loser,
+                    d.rule_name()
+                ));
             }
         }
     }

@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::ops::error::Result;
 use crate::ops::status::{Status, status};
 use crate::resolve::preview::MountState;
@@ -18,8 +17,8 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let st = status(&cwd, &ctx.store, None)?;
+    let cwd = &ctx.cwd;
+    let st = status(cwd, &ctx.store, None)?;
     let code = if args.check && !st.fresh { 1 } else { 0 };
     if ctx.json {
         render::json(&st)?;
@@ -30,10 +29,10 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
 }
 
 /// One block per mount: its state, then what changed.
-pub fn describe(st: &Status) -> String {
-    let mut s = String::new();
+pub fn describe(st: &Status) -> Text {
+    let mut s = Text::default();
     if let Some(p) = &st.lock_problem {
-        writeln!(s, "{p}").expect("writing to a string");
+        s.line(format_args!("{p}"));
     }
     for m in &st.mounts {
         let state = match m.state {
@@ -41,18 +40,17 @@ pub fn describe(st: &Status) -> String {
             MountState::Stale => "stale",
             MountState::Unlocked => "not locked (new or edited in memorix.toml; `memorix lock` resolves it)",
         };
-        writeln!(s, "{}: {state}", m.mount).expect("writing to a string");
+        s.line(format_args!("{}: {state}", m.mount));
         for v in &m.versions {
             let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
-            writeln!(s, "    version {}: {} -> {}", v.locator, show(&v.from), show(&v.to))
-                .expect("writing to a string");
+            s.line(format_args!("    version {}: {} -> {}", v.locator, show(&v.from), show(&v.to)));
         }
         if m.state == MountState::Unlocked {
             continue;
         }
         for (letter, list) in [("A", &m.added), ("M", &m.modified), ("D", &m.removed)] {
             for p in list {
-                writeln!(s, "    {letter} {p}").expect("writing to a string");
+                s.line(format_args!("    {letter} {p}"));
             }
         }
     }

@@ -28,10 +28,10 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let cwd = std::env::current_dir().unwrap_or_default();
+    let cwd = &ctx.cwd;
     let names: BTreeSet<String> = args.mounts.iter().map(|m| m.trim_end_matches('/').to_string()).collect();
     if args.dry_run {
-        let st = status(&cwd, &ctx.store, (!names.is_empty()).then_some(&names))?;
+        let st = status(cwd, &ctx.store, (!names.is_empty()).then_some(&names))?;
         if ctx.json {
             render::json(&st)?;
         } else {
@@ -41,6 +41,6 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     }
     let refresh = if names.is_empty() { Refresh::All } else { Refresh::Mounts(names) };
     let outcome =
-        build(&cwd, &ctx.store, &BuildRequest { locked: false, refresh, offline: false }, &ctx.progress)?;
+        build(cwd, &ctx.store, &BuildRequest { locked: false, refresh, offline: false }, &ctx.progress)?;
     report(ctx, &outcome)
 }

@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::ops::error::Result;
 use crate::ops::verify::{verify, verify_project};
 
@@ -19,7 +18,7 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let report = if args.project {
-        verify_project(&std::env::current_dir().unwrap_or_default(), &ctx.store, &ctx.progress)?
+        verify_project(&ctx.cwd, &ctx.store, &ctx.progress)?
     } else {
         verify(&ctx.store, &ctx.progress)?
     };
@@ -28,9 +27,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         render::json(&report)?;
         return Ok(code);
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     for p in &report.problems {
-        writeln!(s, "{}: {}", p.object, p.message).expect("writing to a string");
+        s.line(format_args!("{}: {}", p.object, p.message));
     }
     let c = &report.checked;
     let what = format!(
@@ -40,10 +39,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let what =
         if args.project { format!("{what}, {} files in the memory directory", c.memory_files) } else { what };
     if report.ok {
-        writeln!(s, "ok: checked {what}").expect("writing to a string");
+        s.line(format_args!("ok: checked {what}"));
     } else {
-        writeln!(s, "{} problems found (checked {what})", report.problems.len())
-            .expect("writing to a string");
+        s.line(format_args!("{} problems found (checked {what})", report.problems.len()));
     }
     render::text(&s)?;
     Ok(code)

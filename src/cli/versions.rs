@@ -1,6 +1,5 @@
-use std::fmt::Write;
-
-use super::{Context, render};
+use super::Context;
+use super::render::{self, Text};
 use crate::ops::error::Result;
 use crate::ops::versions::versions;
 
@@ -21,18 +20,16 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         render::json(&libraries)?;
         return Ok(0);
     }
-    let mut s = String::new();
+    let mut s = Text::default();
     for lib in &libraries {
-        writeln!(s, "{} {}", lib.library, lib.place).expect("writing to a string");
+        s.line(format_args!("{} {}", lib.library, lib.place));
         for v in &lib.versions {
             let mark = if v.latest { "latest" } else { "" };
-            writeln!(s, "  {:<12} {mark:<6} {}  {}@g{}", v.version, v.tree.short(), lib.kind, v.seq)
-                .expect("writing to a string");
+            s.line(format_args!("  {:<12} {mark:<6} {}  {}@g{}", v.version, v.tree.short(), lib.kind, v.seq));
         }
     }
     if libraries.is_empty() {
-        writeln!(s, "No versions: tag a directory with `memorix ingest docs/LIB/ DIR --version X`")
-            .expect("writing to a string");
+        s.line(format_args!("No versions: tag a directory with `memorix ingest docs/LIB/ DIR --version X`"));
     }
     render::text(&s)?;
     Ok(0)

@@ -184,16 +184,13 @@ pub fn find(start: &Path) -> Result<PathBuf> {
     Err(Error::NotFound { start: start.to_path_buf() })
 }
 
-/// Reads and validates a manifest file.
-pub fn load(path: &Path) -> Result<Manifest> {
+/// Reads and validates a manifest file; errors name it relative to `base` (where the user
+/// is) when it lies below.
+pub fn load(path: &Path, base: &Path) -> Result<Manifest> {
     let text = std::fs::read_to_string(path).map_err(Error::io("read", path))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    parse(&text, &display_name(path), &dir)
-}
-
-fn display_name(path: &Path) -> String {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    path.strip_prefix(&cwd).unwrap_or(path).display().to_string()
+    let name = path.strip_prefix(base).unwrap_or(path).display().to_string();
+    parse(&text, &name, &dir)
 }
 
 /// Span lookups in the parsed document, for errors found after deserialization.

@@ -188,12 +188,6 @@ fn mount_choices(suggestion: &Option<String>, known: &[String]) -> String {
     }
 }
 
-impl From<crate::pins::PinError> for Error {
-    fn from(e: crate::pins::PinError) -> Error {
-        Error::Pins(Box::new(e))
-    }
-}
-
 impl Error {
     /// Exit code 2 for every error but a fetched object whose hash does not match (1, a check
     /// that failed, DESIGN.md §6); other checks that fail exit 1 without an error.

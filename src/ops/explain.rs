@@ -37,9 +37,9 @@ pub struct Explanation {
 pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanation> {
     let project = Project::open(start)?;
     let m = &project.manifest;
-    let rel = memory_relative(m, path)?;
+    let rel = memory_relative(m, start, path)?;
     let profile = Profile::load(&project.state_dir)?;
-    let binding = profile.current().ok_or_else(|| Error::NoActiveEnvironment)?;
+    let binding = profile.current().ok_or(Error::NoActiveEnvironment)?;
     let store = Store::open(store_root)?;
     let env = store.read_environment(&binding.environment)?;
     let mut decisions: Vec<Decision> =
@@ -78,10 +78,9 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
 }
 
 /// Accepts `.memory/python/x.md`, `python/x.md` or an absolute path inside the memory dir.
-fn memory_relative(m: &crate::manifest::Manifest, path: &str) -> Result<StorePath> {
+fn memory_relative(m: &crate::manifest::Manifest, start: &Path, path: &str) -> Result<StorePath> {
     let p = Path::new(path);
-    let abs =
-        if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) };
+    let abs = if p.is_absolute() { p.to_path_buf() } else { start.join(p) };
     let text = match abs.strip_prefix(m.memory_dir()) {
         Ok(inside) => inside.to_string_lossy().into_owned(),
         Err(_) => path.trim_start_matches("./").to_string(),

@@ -44,7 +44,7 @@ pub fn run(
 ) -> Result<RunRecord> {
     let project = Project::open(start)?;
     let profile = Profile::load(&project.state_dir)?;
-    let binding = profile.current().cloned().ok_or_else(|| Error::NoActiveEnvironment)?;
+    let binding = profile.current().cloned().ok_or(Error::NoActiveEnvironment)?;
     let (program, args) = command.split_first().ok_or(Error::NothingToRun)?;
     let started = now_rfc3339();
     let status = Command::new(program)

@@ -52,7 +52,8 @@ pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcom
         fsutil::write_atomic(&state, &path, starter(&out.name).as_bytes())?;
         out.manifest_written = true;
     }
-    let memory = manifest::load(&path).map(|m| m.memory.to_string()).unwrap_or_else(|_| ".memory".into());
+    let memory =
+        manifest::load(&path, dir).map(|m| m.memory.to_string()).unwrap_or_else(|_| ".memory".into());
 
     if let Some(exclude) = git_exclude(dir) {
         let lines = [format!("/{memory}/"), "/.memorix/".to_string()];

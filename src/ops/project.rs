@@ -33,7 +33,7 @@ impl Project {
     /// Finds and validates the manifest from `start` upwards.
     pub fn open(start: &Path) -> Result<Project> {
         let path = manifest::find(start)?;
-        let manifest = manifest::load(&path)?;
+        let manifest = manifest::load(&path, start)?;
         let lock_path = manifest.dir.join(lock::FILE);
         let state_dir = manifest.dir.join(".memorix");
         Ok(Project { manifest, lock_path, state_dir })

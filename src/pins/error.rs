@@ -4,7 +4,8 @@ use std::io;
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 
-pub type Result<T, E = PinError> = std::result::Result<T, E>;
+/// Pin errors carry their file's text for the report: boxed, so a `Result` stays small.
+pub type Result<T, E = Box<PinError>> = std::result::Result<T, E>;
 
 /// A pin-file problem. Variants with a location start their message with `file:line:`.
 #[derive(Debug, thiserror::Error, Diagnostic)]

@@ -34,7 +34,8 @@ pub(super) fn parse(text: &str, name: &str, path: &Path) -> Result<Vec<Pin>> {
             "package-lock.json",
             "the file is not a JSON object",
             HELP,
-        ));
+        )
+        .into());
     };
     let version = root.get("lockfileVersion").and_then(Value::as_u64).unwrap_or(1);
     if version > NEWEST {

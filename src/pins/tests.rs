@@ -56,7 +56,7 @@ fn expect_err<T: std::fmt::Debug>(r: Result<T>, want: &str) -> Error {
         Ok(v) => panic!("expected {want}, got {v:?}"),
         Err(e) => {
             assert_eq!(code(&e), want, "{e}");
-            e
+            *e
         }
     }
 }

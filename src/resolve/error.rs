@@ -36,9 +36,7 @@ pub enum Error {
     )]
     NoPinFiles { mount: String, locator: String },
 
-    #[error(
-        "mount `{mount}` would mix two versions of {library}: {first} gives {first_version}, {second} gives {second_version}"
-    )]
+    #[error("mount `{mount}` would mix two versions of {library}: {first}, {second}")]
     #[diagnostic(
         code(memorix::resolve::mixed_versions),
         help("a mount holds one version of a library; use one version selector per library")
@@ -46,21 +44,14 @@ pub enum Error {
     MixedVersions {
         mount: String,
         library: String,
+        /// `LOCATOR gives VERSION`
         first: String,
-        first_version: String,
         second: String,
-        second_version: String,
     },
 
     #[error("memorix.lock: mount `{mount}` {problem}")]
     #[diagnostic(code(memorix::lock::mismatch), help("run `memorix lock`"))]
     LockMismatch { mount: String, problem: String },
-}
-
-impl From<crate::pins::PinError> for Error {
-    fn from(e: crate::pins::PinError) -> Error {
-        Error::Pins(Box::new(e))
-    }
 }
 
 impl Error {

@@ -230,10 +230,8 @@ fn one_version_per_library(mount: &MountDecl, fresh: &[Fresh]) -> Result<()> {
                 return Err(Error::MixedVersions {
                     mount: mount.path.to_string(),
                     library: library.clone(),
-                    first: other.to_string(),
-                    first_version: v.to_string(),
-                    second: loc.to_string(),
-                    second_version: version.clone(),
+                    first: format!("{other} gives {v}"),
+                    second: format!("{loc} gives {version}"),
                 });
             }
             _ => {

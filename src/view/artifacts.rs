@@ -4,7 +4,6 @@
 //! embedder), cached by (derivation id, hash of the command).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::io::Read;
 use std::process::Command;
 
@@ -56,12 +55,12 @@ pub fn summary(store: &Store, id: &Id, plan: &DerivationPlan) -> Result<(String,
         match hs.split_first() {
             Some(((_, title), rest)) => {
                 titles.insert(path.to_string(), title.clone());
-                writeln!(s, "- `{path}`: {title}").expect("string");
+                s += &format!("- `{path}`: {title}\n");
                 for (level, h) in rest {
-                    writeln!(s, "{}- {h}", "  ".repeat(level.saturating_sub(1).max(1))).expect("string");
+                    s += &format!("{}- {h}\n", "  ".repeat(level.saturating_sub(1).max(1)));
                 }
             }
-            None => writeln!(s, "- `{path}`").expect("string"),
+            None => s += &format!("- `{path}`\n"),
         }
     }
     Ok((s, titles))

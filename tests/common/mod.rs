@@ -163,6 +163,7 @@ pub fn listing(dir: &Path) -> BTreeMap<String, String> {
 
 /// The shared test corpus (`MEMORIX_CORPUS`, default `../shared/corpus`). `None`, with a notice,
 /// when it is absent; a failure instead when `MEMORIX_REQUIRE_CORPUS=1` (as in CI).
+#[allow(clippy::print_stderr)] // a skipped test says why, as a notice
 pub fn corpus(rel: &str) -> Option<PathBuf> {
     let base = std::env::var_os("MEMORIX_CORPUS")
         .map(PathBuf::from)
