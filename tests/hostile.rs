@@ -90,6 +90,12 @@ fn symlinks_planted_in_the_store_are_never_followed() {
     let out = env.run(&["cat", "rules/team/a.md"]).expect(2);
     assert!(out.stderr.contains("is a symlink, not a stored object"), "{}", out.stderr);
     assert!(!out.stdout.contains("TOP SECRET"));
+    // `show` of the blob goes through the same guarded reader (it once opened the path).
+    for args in [&["show", &blob[..12]][..], &["--json", "show", &blob[..12]][..]] {
+        let out = env.run(args).expect(2);
+        assert!(out.stderr.contains("is a symlink, not a stored object"), "{}", out.stderr);
+        assert!(!out.stdout.contains("TOP SECRET") && !out.stderr.contains("TOP SECRET"));
+    }
     let out = env.run(&["build"]).expect(2);
     assert!(!out.stdout.contains("TOP SECRET") && !out.stderr.contains("TOP SECRET"));
     assert!(
@@ -111,6 +117,19 @@ fn symlinks_planted_in_the_store_are_never_followed() {
     std::os::unix::fs::symlink(guard.join("secret.txt"), &file).unwrap();
     let report = env.run(&["verify"]).expect(1).stdout;
     assert!(report.contains("latest/rules/team/a.md: is not a regular file"), "{report}");
+    assert_eq!(listing(&guard), before);
+
+    // Store files that are not objects (VERSION, refs) are not read through a symlink either:
+    // their content would otherwise be quoted in the error.
+    for file in ["VERSION", "refs/rules/latest"] {
+        let env = TestEnv::new();
+        base(&env);
+        let path = env.store.join(file);
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(guard.join("secret.txt"), &path).unwrap();
+        let out = env.run(&["log", "rules"]).expect(2);
+        assert!(!out.stdout.contains("TOP SECRET") && !out.stderr.contains("TOP SECRET"), "{file}: {out:?}");
+    }
     assert_eq!(listing(&guard), before);
 }
 

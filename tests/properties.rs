@@ -45,6 +45,7 @@ fn tree() -> impl Strategy<Value = Tree> {
                 .map(|(n, (kind, id))| Entry { name: Name::new(&n).expect("a valid name"), kind, id })
                 .collect(),
         )
+        .expect("names from a map are distinct")
     })
 }
 
@@ -56,11 +57,12 @@ fn close_tree() -> impl Strategy<Value = Tree> {
         Tree::new(
             m.into_iter().map(|(n, (kind, id))| Entry { name: Name::new(&n).unwrap(), kind, id }).collect(),
         )
+        .expect("names from a map are distinct")
     })
 }
 
 fn generation() -> impl Strategy<Value = Generation> {
-    let tag = (any::<String>(), any::<String>(), any::<String>(), id())
+    let tag = (any::<String>(), any::<String>(), store_path(3), id())
         .prop_map(|(library, version, path, tree)| VersionTag { library, version, path, tree });
     let meta = (prop::option::of(any::<String>()), any::<String>())
         .prop_map(|(message, time)| GenerationMeta { message, time });
@@ -181,7 +183,12 @@ proptest! {
         let n = entries.len().max(1);
         entries.rotate_left(seed as usize % n);
         entries.reverse();
-        prop_assert_eq!(Tree::new(entries).encode(), t.encode());
+        let mut doubled = entries.clone();
+        prop_assert_eq!(Tree::new(entries).expect("distinct names").encode(), t.encode());
+        if let Some(e) = t.entries().first() {
+            doubled.push(e.clone());
+            prop_assert!(Tree::new(doubled).is_err(), "a duplicate name is refused");
+        }
     }
 
     #[test]

@@ -16,5 +16,10 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(tree.get(e.name.as_str()), Some(e));
     }
     assert!(entries.windows(2).all(|w| w[0].name.as_str().as_bytes() < w[1].name.as_str().as_bytes()));
-    assert_eq!(Tree::new(entries.to_vec()), tree);
+    assert_eq!(Tree::new(entries.to_vec()), Ok(tree.clone()));
+    let mut doubled = entries.to_vec();
+    if let Some(first) = entries.first() {
+        doubled.push(first.clone());
+        assert!(Tree::new(doubled).is_err(), "a duplicate name is refused");
+    }
 });

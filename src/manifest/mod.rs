@@ -13,7 +13,7 @@ use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 
 use crate::diagnostics::{FromIo, IoError};
 use crate::model::version::MatchPolicy;
-use crate::model::{Locator, NameProblem, StorePath};
+use crate::model::{Locator, NameProblem, RemoteUrl, Selector, StorePath};
 pub use raw::Delivery;
 use raw::RawManifest;
 
@@ -38,7 +38,7 @@ pub struct Manifest {
     pub pins: PinsDecl,
     pub artifacts: Vec<ArtifactDecl>,
     /// `[store] substituters`, in order.
-    pub substituters: Vec<crate::model::RemoteUrl>,
+    pub substituters: Vec<RemoteUrl>,
 }
 
 /// An `[artifacts]` hook: a command run once per derivation id.
@@ -265,89 +265,137 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
             None,
         )
     })?;
-    let spans = Spans { doc };
     let raw: RawManifest = toml::from_str(text).map_err(|e| serde_error(&ctx, &e))?;
-
+    let p = Parser { ctx, spans: Spans { doc }, dir };
     let pins = raw.pins.unwrap_or_default();
-    for (i, file) in pins.files.iter().enumerate() {
-        let path = project_path(file).ok().filter(|p| !p.is_root()).ok_or_else(|| {
-            ctx.err(
-                spans.element(&["pins", "files"], i),
-                "memorix::manifest::bad_pin_file",
-                format!("pin file {file:?} is not a file inside the project"),
-                "here",
-                Some("list lockfiles relative to memorix.toml, e.g. \"Cargo.lock\"".into()),
-            )
-        })?;
-        if !dir.join(path.as_str()).is_file() {
-            return Err(ctx.err(
-                spans.element(&["pins", "files"], i),
-                "memorix::manifest::missing_pin_file",
-                format!("pin file {file:?} does not exist"),
-                "not found",
-                Some(format!("create {} or remove it from [pins] files", dir.join(path.as_str()).display())),
-            ));
+    p.check_pin_files(&pins.files)?;
+    let artifacts = p.artifacts(&raw.artifacts)?;
+    let substituters = p.substituters(&raw.store.map(|s| s.substituters).unwrap_or_default())?;
+    let project = raw.project;
+    let memory = p.memory(project.memory.as_deref())?;
+    let sources = p.sources(&raw.sources)?;
+    let mounts = p.mounts(&raw.mounts, &memory)?;
+    let overrides = p.overrides(&raw.overrides, &mounts)?;
+    Ok(Manifest {
+        dir: dir.to_path_buf(),
+        pins: PinsDecl { files: pins.files, markers: pins.markers },
+        artifacts,
+        name: project.name,
+        intent: project.intent,
+        memory,
+        delivery: project.delivery.unwrap_or_default(),
+        sources,
+        mounts,
+        overrides,
+        substituters,
+    })
+}
+
+/// Validates the parts of a parsed manifest, each error pointing at its span.
+struct Parser<'a> {
+    ctx: Ctx<'a>,
+    spans: Spans,
+    dir: &'a Path,
+}
+
+impl Parser<'_> {
+    /// Every `[pins] files` entry is a file inside the project.
+    fn check_pin_files(&self, files: &[String]) -> Result<()> {
+        let (ctx, spans, dir) = (&self.ctx, &self.spans, self.dir);
+        for (i, file) in files.iter().enumerate() {
+            let path = project_path(file).ok().filter(|p| !p.is_root()).ok_or_else(|| {
+                ctx.err(
+                    spans.element(&["pins", "files"], i),
+                    "memorix::manifest::bad_pin_file",
+                    format!("pin file {file:?} is not a file inside the project"),
+                    "here",
+                    Some("list lockfiles relative to memorix.toml, e.g. \"Cargo.lock\"".into()),
+                )
+            })?;
+            if !dir.join(path.as_str()).is_file() {
+                return Err(ctx.err(
+                    spans.element(&["pins", "files"], i),
+                    "memorix::manifest::missing_pin_file",
+                    format!("pin file {file:?} does not exist"),
+                    "not found",
+                    Some(format!(
+                        "create {} or remove it from [pins] files",
+                        dir.join(path.as_str()).display()
+                    )),
+                ));
+            }
         }
-    }
-    let mut artifacts = Vec::new();
-    for (name, a) in &raw.artifacts {
-        let key = ["artifacts", name.as_str()];
-        if crate::model::Name::new(name).is_err() {
-            return Err(ctx.err(
-                spans.key(&key),
-                "memorix::manifest::bad_artifact",
-                format!("artifact name {name:?} is not a file name"),
-                "here",
-                None,
-            ));
-        }
-        if a.command.is_empty() {
-            return Err(ctx.err(
-                spans.value(&[key[0], key[1], "command"]),
-                "memorix::manifest::bad_artifact",
-                format!("artifact `{name}` has an empty command"),
-                "empty",
-                Some("e.g. command = [\"python3\", \"summarise.py\"]".into()),
-            ));
-        }
-        artifacts.push(ArtifactDecl { name: name.clone(), command: a.command.clone() });
-    }
-    let mut substituters = Vec::new();
-    for (i, url) in raw.store.map(|s| s.substituters).unwrap_or_default().iter().enumerate() {
-        let parsed = crate::model::RemoteUrl::parse(url).map_err(|why| {
-            ctx.err(
-                spans.element(&["store", "substituters"], i),
-                "memorix::manifest::bad_substituter",
-                format!("substituter {url:?} is not a remote store URL: {why}"),
-                "here",
-                Some("use s3://BUCKET/PREFIX, file:///ABSOLUTE/DIR or https://HOST/PATH".into()),
-            )
-        })?;
-        substituters.push(parsed);
+        Ok(())
     }
 
-    let project = raw.project;
-    let memory = match &project.memory {
-        None => StorePath::new(".memory").expect("a valid default"),
-        // Activation swaps the memory directory out whole, so it can never be the project.
-        Some(m) => project_path(m)
+    fn artifacts(&self, raw: &BTreeMap<String, raw::RawArtifact>) -> Result<Vec<ArtifactDecl>> {
+        let mut artifacts = Vec::new();
+        for (name, a) in raw {
+            let key = ["artifacts", name.as_str()];
+            if crate::model::Name::new(name).is_err() {
+                return Err(self.ctx.err(
+                    self.spans.key(&key),
+                    "memorix::manifest::bad_artifact",
+                    format!("artifact name {name:?} is not a file name"),
+                    "here",
+                    None,
+                ));
+            }
+            if a.command.is_empty() {
+                return Err(self.ctx.err(
+                    self.spans.value(&[key[0], key[1], "command"]),
+                    "memorix::manifest::bad_artifact",
+                    format!("artifact `{name}` has an empty command"),
+                    "empty",
+                    Some("e.g. command = [\"python3\", \"summarise.py\"]".into()),
+                ));
+            }
+            artifacts.push(ArtifactDecl { name: name.clone(), command: a.command.clone() });
+        }
+        Ok(artifacts)
+    }
+
+    fn substituters(&self, urls: &[String]) -> Result<Vec<RemoteUrl>> {
+        let parse = |(i, url): (usize, &String)| {
+            RemoteUrl::parse(url).map_err(|why| {
+                self.ctx.err(
+                    self.spans.element(&["store", "substituters"], i),
+                    "memorix::manifest::bad_substituter",
+                    format!("substituter {url:?} is not a remote store URL: {why}"),
+                    "here",
+                    Some("use s3://BUCKET/PREFIX, file:///ABSOLUTE/DIR or https://HOST/PATH".into()),
+                )
+            })
+        };
+        urls.iter().enumerate().map(parse).collect()
+    }
+
+    /// The memory directory: inside the project, and never the project itself (activation
+    /// swaps it out whole).
+    fn memory(&self, written: Option<&str>) -> Result<StorePath> {
+        let Some(m) = written else { return Ok(StorePath::new(".memory").expect("a valid default")) };
+        project_path(m)
             .and_then(|p| if p.is_root() { Err("is the project itself".into()) } else { Ok(p) })
             .map_err(|why| {
-                ctx.err(
-                    spans.value(&["project", "memory"]),
+                self.ctx.err(
+                    self.spans.value(&["project", "memory"]),
                     "memorix::manifest::bad_memory",
                     format!("`memory = {m:?}` {why}"),
                     "here",
                     Some("name a directory inside the project, e.g. \".memory\"".into()),
                 )
-            })?,
-    };
-    let delivery = project.delivery.unwrap_or_default();
+            })
+    }
 
-    let mut sources = Vec::new();
-    for (dest_text, folder_text) in &raw.sources {
-        let key = ["sources", dest_text.as_str()];
-        // A source's key is a Store place, optionally with `@vVERSION` for a docs version.
+    fn sources(&self, raw: &BTreeMap<String, String>) -> Result<Vec<SourceDecl>> {
+        raw.iter().map(|(dest, folder)| self.source(dest, folder)).collect()
+    }
+
+    /// A source's key is a Store place, optionally with `@vVERSION` for a docs version; its
+    /// value a folder inside the project.
+    fn source(&self, dest_text: &str, folder_text: &str) -> Result<SourceDecl> {
+        let (ctx, spans) = (&self.ctx, &self.spans);
+        let key = ["sources", dest_text];
         let bad_key = |message: String| {
             ctx.err(
                 spans.key(&key),
@@ -360,67 +408,77 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
         let mut dest = Locator::parse(dest_text).map_err(|e| bad_key(e.to_string()))?;
         let version = match dest.selector.take() {
             None => None,
-            Some(crate::model::Selector::Version(v)) if dest.subtree && !dest.path.is_root() => Some(v),
+            Some(Selector::Version(v)) if dest.subtree && !dest.path.is_root() => Some(v),
             Some(other) => return Err(bad_key(format!("a source cannot take @{other}"))),
         };
+        let bad_folder = |code: &'static str, message: String, label: &str, help: String| {
+            ctx.err(spans.value(&key), code, message, label, Some(help))
+        };
+        let inside = "name a folder inside the project, e.g. \"./agent-rules\"".to_string();
         let folder = project_path(folder_text).map_err(|why| {
-            ctx.err(
-                spans.value(&key),
+            bad_folder(
                 "memorix::manifest::bad_source",
                 format!("source folder {folder_text:?} {why}"),
                 "here",
-                Some("name a folder inside the project, e.g. \"./agent-rules\"".into()),
+                inside.clone(),
             )
         })?;
         if folder.is_root() {
-            return Err(ctx.err(
-                spans.value(&key),
+            return Err(bad_folder(
                 "memorix::manifest::bad_source",
                 "a source cannot be the whole project".into(),
                 "here",
-                Some("name a folder inside the project, e.g. \"./agent-rules\"".into()),
+                inside,
             ));
         }
-        if !dir.join(folder.as_str()).exists() {
-            return Err(ctx.err(
-                spans.value(&key),
+        let abs = self.dir.join(folder.as_str());
+        if !abs.exists() {
+            return Err(bad_folder(
                 "memorix::manifest::missing_source",
                 format!("source folder {folder_text:?} does not exist"),
                 "not found",
-                Some(format!("create {} or fix the path", dir.join(folder.as_str()).display())),
+                format!("create {} or fix the path", abs.display()),
             ));
         }
-        sources.push(SourceDecl { dest, folder, written: folder_text.clone(), version });
+        Ok(SourceDecl { dest, folder, written: folder_text.to_string(), version })
     }
 
-    let mut mounts = Vec::new();
-    for (name, m) in &raw.mounts {
-        let key = ["mounts", name.as_str()];
-        let path = project_path(name).map_err(|why| {
-            ctx.err(
-                spans.key(&key),
-                "memorix::manifest::bad_mount",
-                format!("mount path {name:?} {why}"),
+    fn mounts(&self, raw: &BTreeMap<String, raw::RawMount>, memory: &StorePath) -> Result<Vec<MountDecl>> {
+        let mut mounts =
+            raw.iter().map(|(name, m)| self.mount(name, m, memory)).collect::<Result<Vec<MountDecl>>>()?;
+        // TOML keys are unique, but `"python"` and `"python/"` name one mount.
+        mounts.sort_by(|a, b| a.path.cmp(&b.path));
+        if let Some(w) = mounts.windows(2).find(|w| w[0].path == w[1].path) {
+            return Err(self.ctx.err(
+                None,
+                "memorix::manifest::duplicate_mount",
+                format!("mount path {} is declared twice", w[0].path),
                 "here",
-                Some(format!("mount paths stay inside the memory directory ({memory}), e.g. \"python\" or \"libs/httpx\"")),
+                None,
+            ));
+        }
+        Ok(mounts)
+    }
+
+    fn mount(&self, name: &str, m: &raw::RawMount, memory: &StorePath) -> Result<MountDecl> {
+        let (ctx, spans) = (&self.ctx, &self.spans);
+        let key = ["mounts", name];
+        let bad = |message: String, help: String| {
+            ctx.err(spans.key(&key), "memorix::manifest::bad_mount", message, "here", Some(help))
+        };
+        let path = project_path(name).map_err(|why| {
+            bad(
+                format!("mount path {name:?} {why}"),
+                format!("mount paths stay inside the memory directory ({memory}), e.g. \"python\" or \"libs/httpx\""),
             )
         })?;
         if path.is_root() {
-            return Err(ctx.err(
-                spans.key(&key),
-                "memorix::manifest::bad_mount",
-                "a mount needs a path".into(),
-                "here",
-                Some("e.g. [mounts.python]".into()),
-            ));
+            return Err(bad("a mount needs a path".into(), "e.g. [mounts.python]".into()));
         }
         if path.as_str() == INDEX {
-            return Err(ctx.err(
-                spans.key(&key),
-                "memorix::manifest::bad_mount",
+            return Err(bad(
                 format!("mount path {name:?} is taken by the memory directory's index"),
-                "here",
-                Some("choose another mount path".into()),
+                "choose another mount path".into(),
             ));
         }
         if m.select.is_empty() {
@@ -432,44 +490,17 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
                 Some("list at least one locator, e.g. select = [\"rules/python/\"]".into()),
             ));
         }
-        let mut select = Vec::new();
-        for (i, text) in m.select.iter().enumerate() {
-            let loc = Locator::parse(text).map_err(|e| {
-                let elem = spans.element(&["mounts", name, "select"], i);
-                // Point inside the string at the character the locator parser blamed.
-                let span = elem.map(|s| e.span_in(s.start + 1));
-                ctx.err(span, e.problem_code(), e.to_string(), &e.problem_label(), Some(e.problem_help()))
-            })?;
-            select.push(loc);
-        }
-        let glob = |field: &str, list: &[String]| -> Result<GlobSet> {
-            let mut b = GlobSetBuilder::new();
-            for (i, g) in list.iter().enumerate() {
-                b.add(compile_glob(g).map_err(|e| {
-                    ctx.err(
-                        spans.element(&["mounts", name, field], i),
-                        "memorix::manifest::bad_glob",
-                        format!("invalid glob {g:?}: {e}"),
-                        "here",
-                        None,
-                    )
-                })?);
-            }
-            b.build().map_err(|e| {
-                ctx.err(
-                    spans.value(&["mounts", name, field]),
-                    "memorix::manifest::bad_glob",
-                    e.to_string(),
-                    "here",
-                    None,
-                )
-            })
-        };
+        let select = m
+            .select
+            .iter()
+            .enumerate()
+            .map(|(i, text)| self.locator(name, i, text))
+            .collect::<Result<_>>()?;
         let filter = Filter {
-            include: if m.include.is_empty() { None } else { Some(glob("include", &m.include)?) },
-            exclude: glob("exclude", &m.exclude)?,
+            include: if m.include.is_empty() { None } else { Some(self.globs(name, "include", &m.include)?) },
+            exclude: self.globs(name, "exclude", &m.exclude)?,
         };
-        mounts.push(MountDecl {
+        Ok(MountDecl {
             path,
             select,
             include: m.include.clone(),
@@ -479,69 +510,64 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
             library: m.library.clone(),
             version: m.version.clone(),
             filter,
-        });
-    }
-    // TOML keys are unique, but `"python"` and `"python/"` name one mount.
-    mounts.sort_by(|a, b| a.path.cmp(&b.path));
-    if let Some(w) = mounts.windows(2).find(|w| w[0].path == w[1].path) {
-        return Err(ctx.err(
-            None,
-            "memorix::manifest::duplicate_mount",
-            format!("mount path {} is declared twice", w[0].path),
-            "here",
-            None,
-        ));
+        })
     }
 
-    let mut overrides = Vec::new();
-    for (path_text, winner_text) in &raw.overrides {
-        let key = ["overrides", path_text.as_str()];
-        let path = project_path(path_text).map_err(|why| {
-            ctx.err(
-                spans.key(&key),
-                "memorix::manifest::bad_override",
-                format!("override path {path_text:?} {why}"),
-                "here",
-                Some(
-                    "an override's key is a path inside the memory directory, e.g. \"python/style.md\""
-                        .into(),
-                ),
-            )
-        })?;
-        if !mounts.iter().any(|m| path.starts_with(&m.path)) {
-            return Err(ctx.err(
-                spans.key(&key),
-                "memorix::manifest::bad_override",
-                format!("override path {path_text:?} is under no mount"),
-                "here",
-                Some("an override's key is a file path inside one of the [mounts]".into()),
-            ));
+    /// A mount's `select[i]`; an error points inside the string at the character blamed.
+    fn locator(&self, mount: &str, i: usize, text: &str) -> Result<Locator> {
+        Locator::parse(text).map_err(|e| {
+            let elem = self.spans.element(&["mounts", mount, "select"], i);
+            let span = elem.map(|s| e.span_in(s.start + 1));
+            self.ctx.err(span, e.problem_code(), e.to_string(), &e.problem_label(), Some(e.problem_help()))
+        })
+    }
+
+    fn globs(&self, mount: &str, field: &str, list: &[String]) -> Result<GlobSet> {
+        let err =
+            |span, message: String| self.ctx.err(span, "memorix::manifest::bad_glob", message, "here", None);
+        let mut b = GlobSetBuilder::new();
+        for (i, g) in list.iter().enumerate() {
+            let glob = compile_glob(g).map_err(|e| {
+                err(self.spans.element(&["mounts", mount, field], i), format!("invalid glob {g:?}: {e}"))
+            })?;
+            b.add(glob);
         }
-        let winner = Locator::parse_place(winner_text).ok().filter(|l| !l.subtree).ok_or_else(|| {
-            ctx.err(
-                spans.value(&key),
-                "memorix::manifest::bad_override",
-                format!("override value {winner_text:?} is not a Store file path"),
-                "here",
-                Some("name the Store file that should win, e.g. \"rules/python/style.md\"".into()),
-            )
-        })?;
-        overrides.push(OverrideDecl { path, winner, written: winner_text.clone() });
+        b.build().map_err(|e| err(self.spans.value(&["mounts", mount, field]), e.to_string()))
     }
 
-    Ok(Manifest {
-        dir: dir.to_path_buf(),
-        pins: PinsDecl { files: pins.files, markers: pins.markers },
-        artifacts,
-        name: project.name,
-        intent: project.intent,
-        memory,
-        delivery,
-        sources,
-        mounts,
-        overrides,
-        substituters,
-    })
+    /// Each override names a file under a mount, and the Store file that wins there.
+    fn overrides(&self, raw: &BTreeMap<String, String>, mounts: &[MountDecl]) -> Result<Vec<OverrideDecl>> {
+        let mut overrides = Vec::new();
+        for (path_text, winner_text) in raw {
+            let key = ["overrides", path_text.as_str()];
+            let bad = |span, message: String, help: &str| {
+                self.ctx.err(span, "memorix::manifest::bad_override", message, "here", Some(help.into()))
+            };
+            let path = project_path(path_text).map_err(|why| {
+                bad(
+                    self.spans.key(&key),
+                    format!("override path {path_text:?} {why}"),
+                    "an override's key is a path inside the memory directory, e.g. \"python/style.md\"",
+                )
+            })?;
+            if !mounts.iter().any(|m| path.starts_with(&m.path)) {
+                return Err(bad(
+                    self.spans.key(&key),
+                    format!("override path {path_text:?} is under no mount"),
+                    "an override's key is a file path inside one of the [mounts]",
+                ));
+            }
+            let winner = Locator::parse_place(winner_text).ok().filter(|l| !l.subtree).ok_or_else(|| {
+                bad(
+                    self.spans.value(&key),
+                    format!("override value {winner_text:?} is not a Store file path"),
+                    "name the Store file that should win, e.g. \"rules/python/style.md\"",
+                )
+            })?;
+            overrides.push(OverrideDecl { path, winner, written: winner_text.clone() });
+        }
+        Ok(overrides)
+    }
 }
 
 /// Globs match mount-relative paths; `*` stays inside one component, `**` crosses them.

@@ -9,15 +9,18 @@ use super::error::{Error, Result};
 use super::project::Project;
 use crate::deliver::{self, ActivationRecord, Delivery};
 use crate::diagnostics::FromIo;
+use crate::manifest::Manifest;
 use crate::model::Id;
 use crate::profile::Profile;
 use crate::progress::Progress;
 use crate::remote::transfer::FetchReport;
-use crate::resolve::{CheckReport, Refresh};
+use crate::resolve::{CheckReport, Refresh, Resolution};
 use crate::store::generation::now_rfc3339;
 use crate::store::quest::{self, QuestKind, ResolveRecord};
-use crate::store::{Store, fsutil};
+use crate::store::{Store, Writer, fsutil};
 use crate::view::artifacts::HookFailure;
+use crate::view::derivation::DerivationPlan;
+use crate::view::environment::EnvironmentPlan;
 
 pub struct BuildRequest {
     /// Materialise exactly the lock; refuse (exit 1) when it is stale.
@@ -85,6 +88,26 @@ pub struct BuildOutcome {
     pub substituted: FetchReport,
 }
 
+impl BuildOutcome {
+    /// A build that changed nothing, or was refused, from the parts it got to.
+    fn unchanged(environment: Option<Id>, generation: Option<u64>, refused: Option<CheckReport>) -> Self {
+        BuildOutcome {
+            lock_written: false,
+            resolved: Vec::new(),
+            environment,
+            environment_new: false,
+            derivations: Vec::new(),
+            activated: None,
+            generation,
+            refused,
+            artifact_failures: Vec::new(),
+            substituted: FetchReport::default(),
+        }
+    }
+}
+
+/// Locks (or checks the lock), realises the derivations and the environment in the Store,
+/// binds the profile and activates the memory directory.
 pub fn build(
     start: &Path,
     store_root: &Path,
@@ -94,177 +117,184 @@ pub fn build(
     let project = Project::open(start)?;
     let _project_lock = project.lock(progress)?;
     let m = &project.manifest;
-    if let Refresh::Mounts(names) = &req.refresh {
-        for name in names {
-            if m.mounts.iter().all(|x| x.path.as_str() != name) {
-                let known: Vec<&str> = m.mounts.iter().map(|x| x.path.as_str()).collect();
-                return Err(Error::UnknownMount {
-                    name: name.clone(),
-                    known: known.iter().map(|k| k.to_string()).collect(),
-                    suggestion: None,
-                });
-            }
-        }
-    }
+    check_refresh(m, &req.refresh)?;
     let memory = m.memory_dir();
     check_memory_inside(&m.dir, &memory)?;
-
     // Like cargo's fingerprints: the same inputs as the last good build, and .memory/ as it
     // left it, mean nothing to do, without opening the Store.
     let stamp = inputs_stamp(&project, store_root)?;
-    let lock_text = std::fs::read(&project.lock_path).unwrap_or_default();
     if req.refresh == Refresh::Nothing
-        && let Ok(saved) = std::fs::read_to_string(project.state_dir.join(STAMP))
-        && let Some((environment, generation)) = fresh_stamp(&saved, &stamp_text(&stamp, &lock_text), &memory)
+        && let Some((environment, generation)) = stamped(&project, &stamp, &memory)
     {
-        return Ok(BuildOutcome {
-            lock_written: false,
-            resolved: Vec::new(),
-            environment: Some(environment),
-            environment_new: false,
-            derivations: Vec::new(),
-            activated: None,
-            generation: Some(generation),
-            refused: None,
-            artifact_failures: Vec::new(),
-            substituted: Default::default(),
-        });
+        return Ok(BuildOutcome::unchanged(Some(environment), Some(generation), None));
     }
-
     let store = Store::open_or_create(store_root, progress)?;
     let writer = store.writer(progress)?;
     writer.heal_latest()?;
-    let mut substituted = FetchReport::default();
-    let (resolution, lock_written, resolved) = if req.locked {
-        substituted = super::remote::substitute(&project, &writer, req.offline, progress)?;
-        let (mut report, resolution) = super::lock::check_project(&project, store_root)?;
-        let Some(resolution) = resolution.filter(|_| report.ok) else {
-            report.problems.extend(substituted.notes());
-            return Ok(BuildOutcome {
-                lock_written: false,
-                resolved: Vec::new(),
-                environment: None,
-                environment_new: false,
-                derivations: Vec::new(),
-                activated: None,
-                generation: None,
-                refused: Some(report),
-                artifact_failures: Vec::new(),
-                substituted,
-            });
-        };
-        // The sources hash as the lock says; put their content in the Store.
-        super::lock::ingest_sources(m, &writer, progress)?;
-        (resolution, false, Vec::new())
-    } else {
-        let (resolution, outcome) = super::lock::lock_with(&project, &writer, &req.refresh, progress)?;
-        (resolution, outcome.written, outcome.resolved)
+    let (resolution, mut outcome) = match resolve(&project, &writer, store_root, req, progress)? {
+        Ok(resolved) => resolved,
+        Err(refused) => return Ok(refused),
     };
-    let mut derivations = Vec::new();
-    let mut artifact_failures = Vec::new();
+    outcome.derivations =
+        realise_derivations(&writer, m, &resolution.derivations, &mut outcome.artifact_failures)?;
+    crate::fault::point("build.derivations");
+    let (env_id, environment_new) = realise_environment(&writer, m, &resolution.environment)?;
+    writer.sync()?;
+    crate::fault::point("build.synced");
+    let mut profile = Profile::load(&project.state_dir)?;
+    outcome.activated = activate(&store, &project, &mut profile, &resolution, env_id)?;
+    if outcome.artifact_failures.is_empty() {
+        write_stamp(&project, &stamp, env_id, profile.current)?;
+    }
+    outcome.environment = Some(env_id);
+    outcome.environment_new = environment_new;
+    outcome.generation = profile.current;
+    Ok(outcome)
+}
+
+/// `memorix update MOUNT...` names mounts the manifest has.
+fn check_refresh(m: &Manifest, refresh: &Refresh) -> Result<()> {
+    let Refresh::Mounts(names) = refresh else { return Ok(()) };
+    let known: Vec<String> = m.mounts.iter().map(|x| x.path.to_string()).collect();
+    match names.iter().find(|name| !known.contains(name)) {
+        Some(name) => Err(Error::UnknownMount { name: name.clone(), known, suggestion: None }),
+        None => Ok(()),
+    }
+}
+
+/// The lock this build realises: checked as it is (`--locked`, after substituting what the
+/// Store lacks; a stale lock is a refusal, the `Err` side) or written afresh. Either way the
+/// `[sources]` are in the Store afterwards.
+fn resolve(
+    project: &Project,
+    writer: &Writer,
+    store_root: &Path,
+    req: &BuildRequest,
+    progress: &dyn Progress,
+) -> Result<std::result::Result<(Resolution, BuildOutcome), BuildOutcome>> {
+    let mut outcome = BuildOutcome::unchanged(None, None, None);
+    if !req.locked {
+        let (resolution, locked) = super::lock::lock_with(project, writer, &req.refresh, progress)?;
+        outcome.lock_written = locked.written;
+        outcome.resolved = locked.resolved;
+        return Ok(Ok((resolution, outcome)));
+    }
+    outcome.substituted = super::remote::substitute(project, writer, req.offline, progress)?;
+    let (mut report, resolution) = super::lock::check_project(project, store_root)?;
+    let Some(resolution) = resolution.filter(|_| report.ok) else {
+        report.problems.extend(outcome.substituted.notes());
+        outcome.refused = Some(report);
+        return Ok(Err(outcome));
+    };
+    // The sources hash as the lock says; put their content in the Store.
+    super::lock::ingest_sources(&project.manifest, writer, progress)?;
+    Ok(Ok((resolution, outcome)))
+}
+
+/// Stores each mount's derivation with its artifacts and its quest (written in the same step
+/// as the view).
+fn realise_derivations(
+    writer: &Writer,
+    m: &Manifest,
+    plans: &[DerivationPlan],
+    failures: &mut Vec<HookFailure>,
+) -> Result<Vec<BuiltDerivation>> {
     let dir = quest::project_key(&m.dir);
     let time = now_rfc3339();
-    for (mount, plan) in m.mounts.iter().zip(&resolution.derivations) {
+    let mut built = Vec::new();
+    for (mount, plan) in m.mounts.iter().zip(plans) {
         let (id, new) = writer.put_derivation(&plan.record())?;
-        artifact_failures.extend(crate::view::artifacts::ensure(&writer, &id, plan, &m.artifacts)?);
-        // The quest is written in the same step as the view.
-        let selection = vec![crate::view::selection(mount, false)];
-        let intent = mount.intent.as_deref();
+        failures.extend(crate::view::artifacts::ensure(writer, &id, plan, &m.artifacts)?);
         let q = writer.record_resolve(ResolveRecord {
             kind: QuestKind::Derivation,
-            selection,
-            intent,
+            selection: vec![crate::view::selection(mount, false)],
+            intent: mount.intent.as_deref(),
             dir: &dir,
             mount: mount.path.as_str(),
             current: id,
             time: &time,
         })?;
         writer.index_quest(&q, &mount.select)?;
-        derivations.push(BuiltDerivation { mount: mount.path.to_string(), id, new, quest: q });
+        built.push(BuiltDerivation { mount: mount.path.to_string(), id, new, quest: q });
     }
-    crate::fault::point("build.derivations");
-    let (env_id, environment_new) =
-        writer.put_environment(&resolution.environment.record(), &resolution.environment.env_files())?;
+    Ok(built)
+}
+
+/// Stores the environment and its quest; returns its id and whether it was new.
+fn realise_environment(writer: &Writer, m: &Manifest, plan: &EnvironmentPlan) -> Result<(Id, bool)> {
+    let (env_id, new) = writer.put_environment(&plan.record(), &plan.env_files())?;
     crate::fault::point("build.environment");
-    let selection = m.mounts.iter().map(|x| crate::view::selection(x, true)).collect();
-    let intent = m.intent.as_deref();
     let env_quest = writer.record_resolve(ResolveRecord {
         kind: QuestKind::Environment,
-        selection,
-        intent,
-        dir: &dir,
+        selection: m.mounts.iter().map(|x| crate::view::selection(x, true)).collect(),
+        intent: m.intent.as_deref(),
+        dir: &quest::project_key(&m.dir),
         mount: "",
         current: env_id,
-        time: &time,
+        time: &now_rfc3339(),
     })?;
     for mount in &m.mounts {
         writer.index_quest(&env_quest, &mount.select)?;
     }
-    writer.sync()?;
-    crate::fault::point("build.synced");
+    Ok((env_id, new))
+}
 
-    let mut profile = Profile::load(&project.state_dir)?;
+/// Binds the environment in the profile (a new generation when it changed) and places it in
+/// the memory directory, unless the directory shows exactly what the last activation placed.
+fn activate(
+    store: &Store,
+    project: &Project,
+    profile: &mut Profile,
+    resolution: &Resolution,
+    env_id: Id,
+) -> Result<Option<Activated>> {
+    let m = &project.manifest;
+    let memory = m.memory_dir();
     let current = profile.current().cloned();
     let shown = deliver::shown_environment(&memory);
-    let activated = match current {
-        // Nothing to do only when .memory/ is exactly what the last activation placed.
-        Some(b)
-            if b.environment == env_id
-                && shown == Some(env_id)
-                && ActivationRecord::load(&project.state_dir).is_some_and(|r| r.intact(&memory)) =>
-        {
-            None
-        }
-        _ => {
-            let generation = match current {
-                Some(b) if b.environment == env_id => b.generation,
-                _ => profile.bind(env_id, "build", now_rfc3339()),
-            };
-            let delivery = Delivery::from_plan(
-                &store,
-                env_id,
-                &resolution.environment,
-                &resolution.derivations,
-                m,
-                generation,
-            );
-            let placed = activate_with_reuse(&store, &project, &delivery, shown)?;
-            profile.save(&project.state_dir)?;
-            crate::fault::point("profile.saved");
-            Some(Activated {
-                generation,
-                files: placed.files,
-                reused: placed.reused,
-                memory: m.memory.to_string(),
-            })
-        }
-    };
-    let record = ActivationRecord::load(&project.state_dir).filter(|r| r.environment == Some(env_id));
-    if let (true, Some(record), Some(generation)) = (artifact_failures.is_empty(), record, profile.current) {
-        // With the lock as this build left it: a hand-edited lock makes the next build look.
-        let mut text = stamp_text(&stamp, &std::fs::read(&project.lock_path).unwrap_or_default());
-        text.push_str(&format!("{env_id} {generation}\n"));
-        // Each directory (a file added, removed or renamed changes it) and INDEX.md.
-        let index = record.files.get(deliver::INDEX).map(|p| (p.mtime_ns, p.ino));
-        for (path, (mtime, ino)) in
-            record.dirs.iter().map(|(d, s)| (d.as_str(), *s)).chain(index.map(|s| (deliver::INDEX, s)))
-        {
-            text.push_str(&format!("{mtime} {ino} {path}\n"));
-        }
-        fsutil::write_atomic(&project.state_dir, &project.state_dir.join(STAMP), text.as_bytes())?;
+    let intact = || ActivationRecord::load(&project.state_dir).is_some_and(|r| r.intact(&memory));
+    if current.as_ref().is_some_and(|b| b.environment == env_id) && shown == Some(env_id) && intact() {
+        return Ok(None);
     }
-    Ok(BuildOutcome {
-        lock_written,
-        resolved,
-        environment: Some(env_id),
-        environment_new,
-        derivations,
-        generation: profile.current,
-        activated,
-        refused: None,
-        artifact_failures,
-        substituted,
-    })
+    let generation = match current {
+        Some(b) if b.environment == env_id => b.generation,
+        _ => profile.bind(env_id, "build", now_rfc3339()),
+    };
+    let delivery =
+        Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, generation);
+    let placed = activate_with_reuse(store, project, &delivery, shown)?;
+    profile.save(&project.state_dir)?;
+    crate::fault::point("profile.saved");
+    Ok(Some(Activated {
+        generation,
+        files: placed.files,
+        reused: placed.reused,
+        memory: m.memory.to_string(),
+    }))
+}
+
+/// The environment and generation the last good build left, when its stamp still holds.
+fn stamped(project: &Project, stamp: &str, memory: &Path) -> Option<(Id, u64)> {
+    let lock_text = std::fs::read(&project.lock_path).unwrap_or_default();
+    let saved = std::fs::read_to_string(project.state_dir.join(STAMP)).ok()?;
+    fresh_stamp(&saved, &stamp_text(stamp, &lock_text), memory)
+}
+
+/// Records this build's inputs with the lock as it left it (a hand-edited lock makes the next
+/// build look) and the stat of each delivered directory (a file added, removed or renamed
+/// changes it) and of INDEX.md.
+fn write_stamp(project: &Project, stamp: &str, env_id: Id, generation: Option<u64>) -> Result<()> {
+    let record = ActivationRecord::load(&project.state_dir).filter(|r| r.environment == Some(env_id));
+    let (Some(record), Some(generation)) = (record, generation) else { return Ok(()) };
+    let mut text = stamp_text(stamp, &std::fs::read(&project.lock_path).unwrap_or_default());
+    text.push_str(&format!("{env_id} {generation}\n"));
+    let index = record.files.get(deliver::INDEX).map(|p| (p.mtime_ns, p.ino));
+    for (path, (mtime, ino)) in
+        record.dirs.iter().map(|(d, s)| (d.as_str(), *s)).chain(index.map(|s| (deliver::INDEX, s)))
+    {
+        text.push_str(&format!("{mtime} {ino} {path}\n"));
+    }
+    Ok(fsutil::write_atomic(&project.state_dir, &project.state_dir.join(STAMP), text.as_bytes())?)
 }
 
 pub(crate) const STAMP: &str = "build-stamp";

@@ -55,7 +55,7 @@ pub fn versions(store_root: &Path, filter: Option<&str>) -> Result<Vec<LibraryVe
                 if place.as_ref().is_some_and(|p| !at.starts_with(&p.path) && !p.path.starts_with(&at)) {
                     continue;
                 }
-                let here: Vec<_> = entries.iter().filter(|e| e.path == path).collect();
+                let here: Vec<_> = entries.iter().filter(|e| e.path.as_str() == path).collect();
                 let shown = match tip_root {
                     Some(root) => store.lookup(&root, &at)?.map(|(_, id)| id),
                     None => None,

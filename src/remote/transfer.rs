@@ -274,19 +274,40 @@ pub fn lacks(store: &Store, lock: &Lockfile) -> bool {
 /// is in the store, so an interrupted fetch leaves only whole objects whose closures are
 /// complete. One [`Writer::sync`] makes them durable before anything uses them.
 pub fn fetch_lock(writer: &Writer, subs: &mut Substituters, lock: &Lockfile) -> Result<FetchReport> {
-    let store = writer.store;
     let mut report = FetchReport::default();
-    let mut queued: HashSet<Object> = HashSet::new();
-    let mut wave: Vec<Object> = Vec::new();
-    for obj in lock_roots(lock) {
-        if !obj.is_local(store) && queued.insert(obj) {
-            wave.push(obj);
-        }
+    let held = fetch_closure(writer, subs, lock, &mut report)?;
+    let mut unavailable = held.write(writer)?;
+    if report.fetched > 0 {
+        writer.sync()?;
     }
-    let mut trees: HashMap<Id, Tree> = HashMap::new();
-    let mut derivations: BTreeMap<Id, DerivationRecord> = BTreeMap::new();
-    let mut environments: Vec<EnvironmentRecord> = Vec::new();
-    let mut unavailable = Vec::new();
+    unavailable.sort();
+    report.unavailable = unavailable.iter().map(Object::to_string).collect();
+    report.why_unavailable = subs.why_unavailable();
+    Ok(report)
+}
+
+/// Fetched objects held back until what they name is stored, and what no remote had.
+#[derive(Default)]
+struct Held {
+    trees: HashMap<Id, Tree>,
+    derivations: BTreeMap<Id, DerivationRecord>,
+    environments: Vec<EnvironmentRecord>,
+    unavailable: Vec<Object>,
+}
+
+/// Fetches the closure wave by wave (each wave asks for the children of the last), storing
+/// blobs and generations at once and holding back the rest.
+fn fetch_closure(
+    writer: &Writer,
+    subs: &mut Substituters,
+    lock: &Lockfile,
+    report: &mut FetchReport,
+) -> Result<Held> {
+    let store = writer.store;
+    let mut held = Held::default();
+    let mut queued: HashSet<Object> = HashSet::new();
+    let mut wave: Vec<Object> =
+        lock_roots(lock).into_iter().filter(|o| !o.is_local(store) && queued.insert(*o)).collect();
     while !wave.is_empty() {
         wave.sort();
         let mut next = Vec::new();
@@ -311,65 +332,69 @@ pub fn fetch_lock(writer: &Writer, subs: &mut Substituters, lock: &Lockfile) -> 
                         };
                         want(child, &mut next);
                     }
-                    trees.insert(obj.id(), tree);
+                    held.trees.insert(obj.id(), tree);
                 }
                 Decoded::Derivation(record) => {
                     for (_, blob) in record.files() {
                         want(Object::Blob(blob), &mut next);
                     }
-                    derivations.insert(obj.id(), record);
+                    held.derivations.insert(obj.id(), record);
                 }
                 Decoded::Environment(record) => {
                     for (_, drv) in &record.mounts {
                         want(Object::Derivation(*drv), &mut next);
                     }
-                    environments.push(record);
+                    held.environments.push(record);
                 }
             }
             Ok(())
         })?;
-        unavailable.extend(absent);
+        held.unavailable.extend(absent);
         wave = next;
     }
-    // Children before parents: each pass writes the trees whose entries are all stored.
-    loop {
-        let ready: Vec<Id> = trees
-            .iter()
-            .filter(|(_, t)| {
-                t.entries().iter().all(|e| match e.kind {
-                    EntryKind::Blob => store.has_blob(&e.id),
-                    EntryKind::Tree => store.has_tree(&e.id),
+    Ok(held)
+}
+
+impl Held {
+    /// Writes children before parents: trees pass by pass as their entries are stored, then
+    /// derivations whose blobs are all there, then environments whose derivations are. What
+    /// cannot be written (something it names is missing) is returned as unavailable.
+    fn write(mut self, writer: &Writer) -> Result<Vec<Object>> {
+        let store = writer.store;
+        loop {
+            let ready: Vec<Id> = self
+                .trees
+                .iter()
+                .filter(|(_, t)| {
+                    t.entries().iter().all(|e| match e.kind {
+                        EntryKind::Blob => store.has_blob(&e.id),
+                        EntryKind::Tree => store.has_tree(&e.id),
+                    })
                 })
-            })
-            .map(|(id, _)| *id)
-            .collect();
-        if ready.is_empty() {
-            break;
+                .map(|(id, _)| *id)
+                .collect();
+            if ready.is_empty() {
+                break;
+            }
+            for id in ready {
+                writer.put_tree(&self.trees.remove(&id).expect("ready trees are pending"))?;
+            }
         }
-        for id in ready {
-            writer.put_tree(&trees.remove(&id).expect("ready trees are pending"))?;
+        self.unavailable.extend(self.trees.keys().map(|id| Object::Tree(*id)));
+        for (id, record) in self.derivations {
+            if record.files().iter().all(|(_, b)| store.has_blob(b)) {
+                writer.put_derivation(&record)?;
+            } else {
+                self.unavailable.push(Object::Derivation(id));
+            }
         }
-    }
-    unavailable.extend(trees.keys().map(|id| Object::Tree(*id)));
-    for (id, record) in derivations {
-        if record.files().iter().all(|(_, b)| store.has_blob(b)) {
-            writer.put_derivation(&record)?;
-        } else {
-            unavailable.push(Object::Derivation(id));
+        for record in self.environments {
+            if record.mounts.iter().all(|(_, d)| store.has_derivation(d)) {
+                writer.put_environment(&record, &store.environment_files(&record)?)?;
+            } else {
+                self.unavailable.push(Object::Environment(record.id()));
+            }
         }
+        Ok(self.unavailable)
     }
-    for record in environments {
-        if record.mounts.iter().all(|(_, d)| store.has_derivation(d)) {
-            writer.put_environment(&record, &store.environment_files(&record)?)?;
-        } else {
-            unavailable.push(Object::Environment(record.id()));
-        }
-    }
-    if report.fetched > 0 {
-        writer.sync()?;
-    }
-    unavailable.sort();
-    report.unavailable = unavailable.iter().map(Object::to_string).collect();
-    report.why_unavailable = subs.why_unavailable();
-    Ok(report)
 }

@@ -20,11 +20,6 @@ impl Store {
         fs::symlink_metadata(self.blob_path(id)).is_ok()
     }
 
-    pub fn read_blob(&self, id: &Id) -> Result<Vec<u8>> {
-        let path = self.blob_path(id);
-        super::fsutil::read_object(&path).map_err(|e| self.blob_error(id, &path, e))
-    }
-
     pub fn open_blob(&self, id: &Id) -> Result<File> {
         let path = self.blob_path(id);
         super::fsutil::open_object(&path).map_err(|e| self.blob_error(id, &path, e))

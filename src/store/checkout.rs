@@ -52,7 +52,10 @@ impl Store {
     }
 
     fn read_state(&self, kind: Kind) -> State {
-        fs::read(self.state_path(kind)).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+        fsutil::read_object(&self.state_path(kind))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 
 use super::error::Result;
-use super::tree::{Entry, Tree};
+use super::tree::Tree;
 use super::{Store, Writer};
 use crate::model::{EntryKind, Id, Name, StorePath, canonical};
 
@@ -198,7 +198,7 @@ impl Dir {
     /// memory) and returns the directory's tree id; `None` when empty (empty directories are
     /// not stored).
     pub fn build(self, sink: &mut dyn FnMut(&Tree) -> Result<Id>) -> Result<Option<Id>> {
-        let mut entries = Vec::with_capacity(self.entries.len());
+        let mut entries = BTreeMap::new();
         for (name, slot) in self.entries {
             let (kind, id) = match slot {
                 Slot::Blob(id) => (EntryKind::Blob, id),
@@ -208,11 +208,11 @@ impl Dir {
                     None => continue,
                 },
             };
-            entries.push(Entry { name, kind, id });
+            entries.insert(name, (kind, id));
         }
         if entries.is_empty() {
             return Ok(None);
         }
-        sink(&Tree::new(entries)).map(Some)
+        sink(&Tree::from_names(entries)).map(Some)
     }
 }

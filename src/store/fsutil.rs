@@ -127,6 +127,11 @@ pub fn read_object(path: &Path) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Reads a store file as UTF-8 text, refusing a symlink in its place (see [`open_object`]).
+pub fn read_text(path: &Path) -> io::Result<String> {
+    String::from_utf8(read_object(path)?).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
 /// The error for a store object that cannot be read: missing, a symlink, or an I/O failure.
 pub fn object_error(what: &'static str, id: &crate::model::Id, path: &Path, e: io::Error) -> Error {
     match e.kind() {

@@ -88,7 +88,7 @@ impl Store {
             }
             // Index entries naming a generation off the chain go with it.
             for e in fs::read_dir(self.generations_dir(kind).join("index")).into_iter().flatten().flatten() {
-                let text = fs::read_to_string(e.path()).unwrap_or_default();
+                let text = super::fsutil::read_text(&e.path()).unwrap_or_default();
                 if text.trim().parse::<Id>().is_ok_and(|id| !gens.contains(&(kind, id))) {
                     doomed.push(e.path());
                 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{Error, Result};
 use super::{Store, Writer};
 use crate::diagnostics::FromIo;
-use crate::model::{Id, IdPrefix, Kind, Selector, canonical};
+use crate::model::{Id, IdPrefix, Kind, Selector, StorePath, canonical};
 
 /// A version label on a subtree (`--version`), kept in the generation's hashed part.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -17,7 +17,7 @@ use crate::model::{Id, IdPrefix, Kind, Selector, canonical};
 pub struct VersionTag {
     pub library: String,
     pub version: String,
-    pub path: String,
+    pub path: StorePath,
     pub tree: Id,
 }
 
@@ -116,7 +116,7 @@ impl Store {
 
     /// Opens the generation a one-line file (a ref, an index entry) names.
     fn read_pointer(&self, kind: Kind, path: &std::path::Path, what: &'static str) -> Result<Option<GenRef>> {
-        let text = match fs::read_to_string(path) {
+        let text = match super::fsutil::read_text(path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io("read", path)(e)),

@@ -127,8 +127,7 @@ impl Writer<'_> {
         if outcome.changes.is_empty() && tags.is_empty() {
             return Ok(outcome);
         }
-        let tagged_paths: Vec<StorePath> =
-            tags.iter().map(|t| StorePath::new(&t.path).expect("tag paths are validated")).collect();
+        let tagged_paths: Vec<StorePath> = tags.iter().map(|t| t.path.clone()).collect();
         let committed = self.commit_generation(kind, parent.as_ref(), new_root, tags, req.message)?;
         crate::fault::point("quests.mark");
         outcome.quests = self.mark_stale(kind, &outcome.changes, &tagged_paths)?;
@@ -228,7 +227,7 @@ impl Writer<'_> {
             == Some(label.version.as_str());
         let probe = dir.clone().build(&mut |t| Ok(t.id()))?.unwrap_or_else(Tree::empty_id);
         let same_place =
-            |e: &&super::versions::VersionEntry| e.version == label.version && e.path == dest.path.as_str();
+            |e: &&super::versions::VersionEntry| e.version == label.version && e.path == dest.path;
         if let Some(e) = existing.iter().filter(same_place).find(|e| e.tree != probe) {
             return Err(Error::VersionExists {
                 library,
@@ -247,7 +246,7 @@ impl Writer<'_> {
         let already = existing.iter().filter(same_place).any(|e| e.tree == tree);
         let mut tags = Vec::new();
         if !(already && Some(root) == old_root) {
-            let path = dest.path.to_string();
+            let path = dest.path.clone();
             tags.push(VersionTag { library: library.clone(), version: label.version.clone(), path, tree });
         }
         Ok((root, tags, Some(TaggedVersion { library, version: label.version.clone(), tree, tip })))

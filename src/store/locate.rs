@@ -52,10 +52,11 @@ impl Store {
         policy: MatchPolicy,
     ) -> Result<Located> {
         let index = self.versions(loc.kind)?;
-        let under = |path: &str| StorePath::new(path).is_ok_and(|p| loc.path.starts_with(&p));
+        let under = |path: &StorePath| loc.path.starts_with(path);
         let by_path = || {
             let tagged = index.libraries.iter().flat_map(|(k, es)| es.iter().map(move |e| (k, e)));
-            tagged.filter(|(_, e)| under(&e.path)).max_by_key(|(_, e)| e.path.len()).map(|(k, _)| k.as_str())
+            let deepest = tagged.filter(|(_, e)| under(&e.path)).max_by_key(|(_, e)| e.path.as_str().len());
+            deepest.map(|(k, _)| k.as_str())
         };
         let library = library.or_else(by_path).or(loc.path.file_name()).unwrap_or(loc.kind.as_str());
         // Versions of the library ingested at the locator's path or above it.
@@ -75,9 +76,7 @@ impl Store {
             });
         };
         let entry = entries.iter().rev().find(|e| e.version == picked).expect("picked from these");
-        let base = StorePath::new(&entry.path).expect("checked above");
-        let rest = StorePath::new(loc.path.as_str()[base.as_str().len()..].trim_start_matches('/'))
-            .expect("a suffix of a valid path");
+        let rest = loc.path.strip_prefix(&entry.path).expect("entries lie at or above the locator");
         let (kind, id) = self.lookup(&entry.tree, &rest)?.ok_or_else(|| Error::PathNotFound {
             kind: loc.kind,
             path: loc.place(),

@@ -74,7 +74,7 @@ impl Store {
     /// Opens an existing store for reading.
     pub fn open(root: &Path) -> Result<Store> {
         let version = root.join("VERSION");
-        match fs::read_to_string(&version) {
+        match fsutil::read_text(&version) {
             Ok(text) => check_version(&version, &text)?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(if root.is_dir() && !is_empty_or_ours(root)? {

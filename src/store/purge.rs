@@ -13,7 +13,7 @@ use super::error::{Error, Result};
 use super::generation::now_rfc3339;
 use super::{Store, Writer, fsutil};
 use crate::diagnostics::FromIo;
-use crate::model::{EntryKind, Id, IdPrefix, Locator, StorePath};
+use crate::model::{EntryKind, Id, IdPrefix, Locator};
 
 /// `purged/<hex>`: what was erased, when, and from where.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -32,7 +32,7 @@ pub enum PurgeTarget {
 impl Store {
     /// Why blob `id` is gone, when it was purged.
     pub fn purged(&self, id: &Id) -> Option<PurgeRecord> {
-        serde_json::from_slice(&fs::read(self.root().join("purged").join(id.hex())).ok()?).ok()
+        serde_json::from_slice(&fsutil::read_object(&self.root().join("purged").join(id.hex())).ok()?).ok()
     }
 
     /// The blobs `target` names, each with the places it stood, stamped now.
@@ -60,10 +60,8 @@ impl Store {
     /// Every blob at or under `loc` in any generation of its kind, tagged versions included.
     fn blobs_ever_at(&self, loc: &Locator, found: &mut BTreeMap<Id, BTreeSet<String>>) -> Result<()> {
         for g in self.history(loc.kind)? {
-            let tagged = g.generation.tags.iter().filter_map(|t| {
-                let base = StorePath::new(&t.path).ok()?;
-                Some((t.tree, loc.path.strip_prefix(&base)?))
-            });
+            let tagged =
+                g.generation.tags.iter().filter_map(|t| Some((t.tree, loc.path.strip_prefix(&t.path)?)));
             for (root, path) in std::iter::once((g.generation.root, loc.path.clone())).chain(tagged) {
                 match self.lookup(&root, &path)? {
                     Some((EntryKind::Blob, id)) => {

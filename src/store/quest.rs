@@ -188,7 +188,7 @@ impl Store {
 
     pub fn read_quest(&self, id: &Id) -> Result<Option<Quest>> {
         let path = self.quest_path(id);
-        let text = match fs::read_to_string(&path) {
+        let text = match fsutil::read_text(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io("read", &path)(e)),
@@ -222,7 +222,7 @@ impl Store {
     }
 
     fn reverse_entries(&self, kind: Kind, prefix: &StorePath) -> BTreeSet<Id> {
-        fs::read_to_string(self.reverse_path(kind, prefix))
+        fsutil::read_text(&self.reverse_path(kind, prefix))
             .map(|t| t.lines().filter_map(|l| l.parse().ok()).collect())
             .unwrap_or_default()
     }

@@ -50,7 +50,8 @@ impl Store {
     pub fn stat_cache(&self, dest: &str) -> StatCache {
         let digest = hex::encode(Sha256::digest(dest.as_bytes()));
         let path = self.root().join("index/statcache").join(format!("{}.json", &digest[..32]));
-        let old = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+        let old =
+            fsutil::read_object(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         let cutoff_ns = now.saturating_sub(Duration::from_secs(2)).as_nanos() as i64;
         StatCache { path, old, new: Mutex::new(HashMap::new()), cutoff_ns }

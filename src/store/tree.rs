@@ -2,6 +2,7 @@
 //! bytewise, no modes, no empty directories. Decoding validates names, order and canonical form,
 //! so a tree naming `..`, `/abs` or `a/b` can never be read back.
 
+use std::collections::BTreeMap;
 use std::fs;
 
 use serde::{Deserialize, Serialize};
@@ -29,12 +30,24 @@ struct Encoded {
     entries: Vec<(String, EntryKind, String)>,
 }
 
+/// Two entries of one directory with the same name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("two entries are named {0:?}")]
+pub struct DuplicateName(pub String);
+
 impl Tree {
-    /// Builds a tree from entries with distinct names, in any order.
-    pub fn new(mut entries: Vec<Entry>) -> Tree {
+    /// Builds a tree from entries in any order; two entries with one name are refused.
+    pub fn new(mut entries: Vec<Entry>) -> Result<Tree, DuplicateName> {
         entries.sort_unstable_by(|a, b| a.name.as_str().as_bytes().cmp(b.name.as_str().as_bytes()));
-        debug_assert!(entries.windows(2).all(|w| w[0].name != w[1].name));
-        Tree { entries }
+        if let Some(w) = entries.windows(2).find(|w| w[0].name == w[1].name) {
+            return Err(DuplicateName(w[0].name.to_string()));
+        }
+        Ok(Tree { entries })
+    }
+
+    /// A directory's entries keyed by name: unique, and in tree order, by construction.
+    pub fn from_names(entries: BTreeMap<Name, (EntryKind, Id)>) -> Tree {
+        Tree { entries: entries.into_iter().map(|(name, (kind, id))| Entry { name, kind, id }).collect() }
     }
 
     pub fn entries(&self) -> &[Entry] {
@@ -246,7 +259,10 @@ mod tests {
             entry("b", EntryKind::Blob, b"1"),
             entry("B", EntryKind::Tree, b"2"),
             entry("a", EntryKind::Blob, b"3"),
-        ]);
+        ])
+        .unwrap();
+        let dup = Tree::new(vec![entry("a", EntryKind::Blob, b"1"), entry("a", EntryKind::Tree, b"2")]);
+        assert_eq!(dup, Err(DuplicateName("a".into())));
         let names: Vec<_> = t.entries().iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["B", "a", "b"]);
         assert_eq!(Tree::decode(&t.encode()).unwrap(), t);

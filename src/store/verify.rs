@@ -256,7 +256,7 @@ impl Verifier<'_> {
             for path in read_dir_sorted(&dir.join("index"))? {
                 let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
                 let object = self.rel(&path);
-                let text = fs::read_to_string(&path).unwrap_or_default();
+                let text = super::fsutil::read_text(&path).unwrap_or_default();
                 match (name.parse::<u64>(), text.trim_end().parse::<Id>()) {
                     (Ok(seq), Ok(id)) => match gens.get(&id) {
                         Some(g) if g.seq == seq => {}
@@ -267,7 +267,7 @@ impl Verifier<'_> {
                 }
             }
             let ref_path = self.store.ref_path(kind);
-            match fs::read_to_string(&ref_path) {
+            match super::fsutil::read_text(&ref_path) {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => self.problem(self.rel(&ref_path), e.to_string()),
                 Ok(text) => {
@@ -292,7 +292,10 @@ impl Verifier<'_> {
     fn own_generations(&self, kind: Kind) -> Result<BTreeSet<Id>> {
         let mut paths = read_dir_sorted(&self.store.generations_dir(kind).join("index"))?;
         paths.push(self.store.ref_path(kind));
-        Ok(paths.iter().filter_map(|p| fs::read_to_string(p).ok()?.trim_end().parse::<Id>().ok()).collect())
+        Ok(paths
+            .iter()
+            .filter_map(|p| super::fsutil::read_text(p).ok()?.trim_end().parse::<Id>().ok())
+            .collect())
     }
 
     fn latest(&mut self, tips: &BTreeMap<Kind, (u64, Id)>) -> Result<()> {
@@ -476,5 +479,5 @@ fn read_plain(path: &Path) -> std::result::Result<Vec<u8>, String> {
     if !meta.is_file() {
         return Err("is not a regular file".into());
     }
-    fs::read(path).map_err(|e| e.to_string())
+    super::fsutil::read_object(path).map_err(|e| e.to_string())
 }

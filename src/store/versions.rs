@@ -3,7 +3,6 @@
 //! built from; a reader that finds it behind the ref rebuilds it in memory.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -11,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::error::Result;
 use super::generation::GenRef;
 use super::{Store, Writer, fsutil};
-use crate::model::{Id, Kind};
+use crate::model::{Id, Kind, StorePath};
 
 /// One tagged version of a library.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,7 +18,7 @@ use crate::model::{Id, Kind};
 pub struct VersionEntry {
     pub version: String,
     /// Where it was ingested, inside the kind's tree.
-    pub path: String,
+    pub path: StorePath,
     pub tree: Id,
     pub generation: Id,
     pub seq: u64,
@@ -75,8 +74,9 @@ impl Store {
     /// The version index of `kind`, rebuilt from the generations when the cache is behind.
     pub fn versions(&self, kind: Kind) -> Result<VersionIndex> {
         let tip = self.latest(kind)?.map(|g| g.id);
-        let cached: Option<VersionIndex> =
-            fs::read(self.version_index_path(kind)).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        let cached: Option<VersionIndex> = fsutil::read_object(&self.version_index_path(kind))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
         if let Some(index) = cached.filter(|i| i.tip == tip) {
             return Ok(index);
         }
@@ -105,7 +105,8 @@ impl Writer<'_> {
     pub fn update_version_index(&self, g: &GenRef) -> Result<()> {
         let kind = g.generation.kind;
         let path = self.store.version_index_path(kind);
-        let cached: Option<VersionIndex> = fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        let cached: Option<VersionIndex> =
+            fsutil::read_object(&path).ok().and_then(|b| serde_json::from_slice(&b).ok());
         let index = match cached.filter(|i| i.tip.is_some() && i.tip == g.generation.parent) {
             Some(mut index) => {
                 index.tip = Some(g.id);
