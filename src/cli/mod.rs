@@ -261,7 +261,7 @@ mod tests {
     #[test]
     fn every_command_and_flag_in_the_skill_exists() {
         let cli = super::Cli::command();
-        let commands = commands_in(super::skill::SKILL);
+        let commands = commands_in(crate::ops::skill::SKILL);
         assert!(commands.len() >= 20, "the skill shows the CLI ({} commands)", commands.len());
         for cmd in commands {
             check_command(&cli, &cmd);
@@ -287,7 +287,7 @@ mod tests {
 
     #[test]
     fn the_skill_has_front_matter() {
-        let skill = super::skill::SKILL;
+        let skill = crate::ops::skill::SKILL;
         assert!(skill.starts_with("---\nname: memorix\ndescription: "));
         assert!(skill[4..].contains("\n---\n"));
     }

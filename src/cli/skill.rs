@@ -1,12 +1,8 @@
 use std::path::PathBuf;
 
 use super::{Context, render};
-use crate::diagnostics::FromIo;
-use crate::ops::error::{Error, Result};
-use crate::store::fsutil;
-
-/// The agent skill document (SKILL.md) that teaches an agent to use memorix.
-pub const SKILL: &str = include_str!("../../assets/SKILL.md");
+use crate::ops::error::Result;
+use crate::ops::skill::{SKILL, install};
 
 /// Print the agent skill (SKILL.md), or install it for Claude Code / Codex
 ///
@@ -23,10 +19,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         render::text(SKILL)?;
         return Ok(0);
     };
-    let target = dir.join("memorix");
-    fsutil::create_dir(&target)?;
-    let file = target.join("SKILL.md");
-    std::fs::write(&file, SKILL).map_err(Error::io("write", &file))?;
+    let file = install(&dir)?;
     render::note(ctx, &format!("Installed {}\n", file.display()))?;
     Ok(0)
 }

@@ -20,6 +20,7 @@ pub mod quest;
 pub mod remote;
 pub mod rm;
 pub mod show;
+pub mod skill;
 pub mod status;
 pub mod verify;
 pub mod versions;
