@@ -39,7 +39,9 @@ fuzz_target!(|data: &[u8]| {
         match store.read_derivation(&id) {
             // Typed on read: what reads back has valid paths and ids, and hashes to its name.
             Ok(record) => assert_eq!(record.id(), id),
-            Err(e) => render(&e),
+            Err(e) => {
+                render(&e);
+            }
         }
     }
     if value.get("mounts").is_some() {
@@ -47,7 +49,9 @@ fuzz_target!(|data: &[u8]| {
         put(&store.environment_dir(&id), "environment.json", data);
         match store.read_environment(&id) {
             Ok(record) => assert_eq!(canonical::encode(&record), data),
-            Err(e) => render(&e),
+            Err(e) => {
+                render(&e);
+            }
         }
     }
 });

@@ -38,7 +38,7 @@ pub fn check_pin_file(dir: &Path, file: &str) {
     let parsed = match memorix::pins::parse_file(&path) {
         Ok(parsed) => parsed,
         Err(e) => {
-            render(&e);
+            render(&*e);
             return;
         }
     };
@@ -53,7 +53,7 @@ pub fn check_pin_file(dir: &Path, file: &str) {
         let pins = match memorix::pins::Pins::load(dir, &[file.to_string()], &markers) {
             Ok(pins) => pins,
             Err(e) => {
-                render(&e);
+                render(&*e);
                 continue;
             }
         };
@@ -64,7 +64,7 @@ pub fn check_pin_file(dir: &Path, file: &str) {
                     assert!(r.version.starts_with(&r.docs_version), "{r:?}");
                 }
                 Err(e) => {
-                    render(&e);
+                    render(&*e);
                 }
             }
         }
