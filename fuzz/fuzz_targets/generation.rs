@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use memorix::store::generation::Generation;
 use memorix::model::{Id, canonical};
+use memorix::store::generation::Generation;
 
 fuzz_target!(|data: &[u8]| {
     // The id the content would have if it is a generation, so decoding can get past the hash.

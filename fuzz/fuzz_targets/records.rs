@@ -34,7 +34,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else { return };
     if let Some(entries) = value.get("entries") {
         // The id covers the (path, blob) entries alone (DESIGN.md §2).
-        let id = canonical::object_id("derivation", &canonical::encode(&serde_json::json!({ "entries": entries })));
+        let id = canonical::object_id(
+            "derivation",
+            &canonical::encode(&serde_json::json!({ "entries": entries })),
+        );
         put(&store.derivation_dir(&id), "derivation.json", data);
         match store.read_derivation(&id) {
             // Typed on read: what reads back has valid paths and ids, and hashes to its name.
