@@ -258,16 +258,19 @@ impl GenSummary {
     }
 }
 
+/// The generation to record after `parent` (none for a kind's first).
+pub struct NextGeneration<'a> {
+    pub kind: Kind,
+    pub parent: Option<&'a GenRef>,
+    pub root: Id,
+    pub tags: Vec<VersionTag>,
+    pub message: Option<String>,
+}
+
 impl Writer<'_> {
-    /// Writes the generation after `parent` with tree `root` (not yet durable, ref not moved).
-    pub fn stage_generation(
-        &self,
-        kind: Kind,
-        parent: Option<&GenRef>,
-        root: Id,
-        tags: Vec<VersionTag>,
-        message: Option<String>,
-    ) -> Result<GenRef> {
+    /// Writes the next generation (not yet durable, ref not moved).
+    pub fn stage_generation(&self, next: NextGeneration) -> Result<GenRef> {
+        let NextGeneration { kind, parent, root, tags, message } = next;
         let generation = Generation {
             kind,
             seq: parent.map_or(1, |p| p.generation.seq + 1),
@@ -308,16 +311,9 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Stages the generation after `parent` and publishes it at once.
-    pub fn commit_generation(
-        &self,
-        kind: Kind,
-        parent: Option<&GenRef>,
-        root: Id,
-        tags: Vec<VersionTag>,
-        message: Option<String>,
-    ) -> Result<GenRef> {
-        let staged = self.stage_generation(kind, parent, root, tags, message)?;
+    /// Stages the next generation and publishes it at once.
+    pub fn commit_generation(&self, next: NextGeneration) -> Result<GenRef> {
+        let staged = self.stage_generation(next)?;
         self.publish(std::slice::from_ref(&staged))?;
         Ok(staged)
     }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::diff::{Change, diff_trees};
 use super::edit::{Dir, TreeEditor};
 use super::error::{Error, Result};
-use super::generation::{GenRef, GenSummary, VersionTag};
+use super::generation::{GenRef, GenSummary, NextGeneration, VersionTag};
 use super::lock::WriteStats;
 use super::quest::QuestIo;
 use super::source::Layout;
@@ -128,7 +128,9 @@ impl Writer<'_> {
             return Ok(outcome);
         }
         let tagged_paths: Vec<StorePath> = tags.iter().map(|t| t.path.clone()).collect();
-        let committed = self.commit_generation(kind, parent.as_ref(), new_root, tags, req.message)?;
+        let next =
+            NextGeneration { kind, parent: parent.as_ref(), root: new_root, tags, message: req.message };
+        let committed = self.commit_generation(next)?;
         crate::fault::point("quests.mark");
         outcome.quests = self.mark_stale(kind, &outcome.changes, &tagged_paths)?;
         let summary = GenSummary::new(&committed.id, &committed.generation);
@@ -293,7 +295,14 @@ impl Writer<'_> {
             }
             let new_root = editor.write(self)?;
             let changes = diff_trees(store, Some(&root), Some(&new_root), &StorePath::root())?;
-            let g = self.stage_generation(kind, Some(&tip), new_root, Vec::new(), message.clone())?;
+            let next = NextGeneration {
+                kind,
+                parent: Some(&tip),
+                root: new_root,
+                tags: Vec::new(),
+                message: message.clone(),
+            };
+            let g = self.stage_generation(next)?;
             out.push(KindChanges { generation: GenSummary::new(&g.id, &g.generation), changes });
             staged.push(g);
         }

@@ -383,24 +383,37 @@ impl Verifier<'_> {
         Ok(seen.len())
     }
 
+    /// The object directories of `what` (`derivation`, `environment`) and, of those, the ones
+    /// whose record reads back; a bad directory name or a damaged record is a problem.
+    #[allow(clippy::type_complexity)]
+    fn records<T>(
+        &mut self,
+        what: &str,
+        read: fn(&Store, &Id) -> Result<T>,
+    ) -> Result<(usize, Vec<(PathBuf, Id, T)>)> {
+        let dirs = object_dirs(&self.store.root().join(format!("{what}s")))?;
+        let mut out = Vec::new();
+        for (dir, id) in &dirs {
+            let Some(id) = id else {
+                let rel = self.rel(dir);
+                self.problem(rel, format!("not {} {what} directory name", article(what)));
+                continue;
+            };
+            match read(self.store, id) {
+                Ok(record) => out.push((dir.clone(), *id, record)),
+                Err(e) => self.problem(format!("{what} {id}"), e.to_string()),
+            }
+        }
+        Ok((dirs.len(), out))
+    }
+
     /// Each derivation's record hashes to its id, names only stored blobs, and its `tree/`
     /// holds exactly its entries.
     fn derivations(&mut self) -> Result<BTreeMap<Id, BTreeMap<String, Id>>> {
         let mut found = BTreeMap::new();
-        for (dir, id) in object_dirs(&self.store.root().join("derivations"))? {
-            self.checked.derivations += 1;
-            let Some(id) = id else {
-                let rel = self.rel(&dir);
-                self.problem(rel, "not a derivation directory name");
-                continue;
-            };
-            let record = match self.store.read_derivation(&id) {
-                Ok(r) => r,
-                Err(e) => {
-                    self.problem(format!("derivation {id}"), e.to_string());
-                    continue;
-                }
-            };
+        let (seen, records) = self.records("derivation", Store::read_derivation)?;
+        self.checked.derivations += seen;
+        for (dir, id, record) in records {
             let entries: BTreeMap<String, Id> =
                 record.entries.iter().map(|e| (e.path.to_string(), e.blob)).collect();
             for (p, blob) in &entries {
@@ -421,20 +434,9 @@ impl Verifier<'_> {
     /// Each environment's record hashes to its id, mounts stored derivations, and its `tree/`
     /// holds their files (deeper mounts and recorded decisions winning).
     fn environments(&mut self, derivations: &BTreeMap<Id, BTreeMap<String, Id>>) -> Result<()> {
-        for (dir, id) in object_dirs(&self.store.root().join("environments"))? {
-            self.checked.environments += 1;
-            let Some(id) = id else {
-                let rel = self.rel(&dir);
-                self.problem(rel, "not an environment directory name");
-                continue;
-            };
-            let record = match self.store.read_environment(&id) {
-                Ok(r) => r,
-                Err(e) => {
-                    self.problem(format!("environment {id}"), e.to_string());
-                    continue;
-                }
-            };
+        let (seen, records) = self.records("environment", Store::read_environment)?;
+        self.checked.environments += seen;
+        for (dir, id, record) in records {
             if let Some((mount, drv)) = record.mounts.iter().find(|(_, d)| !derivations.contains_key(d)) {
                 self.problem(
                     format!("environment {id}"),
@@ -454,6 +456,10 @@ impl Verifier<'_> {
         }
         Ok(())
     }
+}
+
+fn article(what: &str) -> &'static str {
+    if what.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" }
 }
 
 /// `dir/<aa>/<hex>/` object directories, each with the id its name claims.
