@@ -5,6 +5,7 @@
 //! renders.
 
 pub mod cli;
+pub mod confine;
 pub mod deliver;
 pub mod diagnostics;
 pub mod fault;

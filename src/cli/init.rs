@@ -51,5 +51,8 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         s.line(format_args!("Updated {c}"));
     }
     render::note(ctx, &s)?;
+    for n in &outcome.notes {
+        render::warn(n);
+    }
     Ok(0)
 }

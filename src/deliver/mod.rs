@@ -50,6 +50,15 @@ pub enum Error {
     )]
     Hardlink { blob: PathBuf, source: std::io::Error },
 
+    #[error("{} exists, and memorix did not make it: activating would replace it", memory.display())]
+    #[diagnostic(
+        code(memorix::deliver::not_ours),
+        help(
+            "memorix replaces the memory directory whole, and only one it made; move it aside (or delete it, if it is an old delivery), or set `memory` in memorix.toml to a directory of its own"
+        )
+    )]
+    NotOurs { memory: PathBuf },
+
     #[error("the file system of {} cannot reflink", path.display())]
     #[diagnostic(
         code(memorix::deliver::reflink),
@@ -222,6 +231,9 @@ pub struct ActivationRecord {
     /// Each directory's (mtime, inode): adding, removing or renaming a file changes them.
     #[serde(default)]
     pub dirs: BTreeMap<String, (i64, u64)>,
+    /// The inode of a staged tree about to be swapped in (set just before the swap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -282,7 +294,8 @@ pub struct Placed {
 
 /// Places `delivery` at `memory`: staged in `<state_dir>/tmp`, then swapped in, then recorded.
 /// `previous` is the record of what `memory` shows now: files it placed that are untouched
-/// since and hold the same blob are reused.
+/// since and hold the same blob are reused. A `memory` that memorix did not make is refused
+/// before anything is written; a failed activation leaves no staged tree behind.
 pub fn activate(
     store: &Store,
     state_dir: &Path,
@@ -291,17 +304,108 @@ pub fn activate(
     mode: Mode,
     previous: Option<&ActivationRecord>,
 ) -> Result<Placed> {
+    let recorded = ActivationRecord::load(state_dir);
+    check_ours(memory, recorded.as_ref())?;
     let tmp = state_dir.join("tmp");
     fsutil::create_dir(&tmp)?;
-    let stage = tmp.join("stage");
-    remove_readonly_tree(&stage)?;
-    fs::create_dir(&stage).map_err(Error::io("create directory", &stage))?;
+    let stage = Stage::create(tmp.join("stage"))?;
+    let (files, reused) = fill_stage(store, &stage.0, memory, delivery, mode, previous)?;
+    if let Some(parent) = memory.parent() {
+        fsutil::create_dir(parent)?;
+    }
+    crate::fault::point("activate.staged");
+    // Say which tree is about to become the memory, so a crash right after the swap still
+    // leaves a directory memorix knows it made.
+    let mut pending = recorded.unwrap_or_default();
+    pending.pending = stat(&stage.0).map(|(_, _, ino)| ino);
+    fsutil::write_atomic(
+        state_dir,
+        &state_dir.join(RECORD),
+        &serde_json::to_vec(&pending).expect("a record serializes"),
+    )?;
+    exchange(memory, &stage.0, &tmp.join("parked"))?;
+    let stage = stage.into_previous();
+    crate::fault::point("activate.exchanged");
+    // `stage` now holds the old tree (if there was one): keep it until the next activation.
+    let kept = tmp.join("previous");
+    remove_readonly_tree(&kept)?;
+    if fs::symlink_metadata(&stage).is_ok() {
+        fs::rename(&stage, &kept).map_err(Error::io("keep the previous tree at", &kept))?;
+    }
+    let record = ActivationRecord::of(memory, delivery.environment, &files)?;
+    fsutil::write_atomic(
+        state_dir,
+        &state_dir.join(RECORD),
+        &serde_json::to_vec(&record).expect("a record serializes"),
+    )?;
+    crate::fault::point("activate.recorded");
+    Ok(Placed { files: files.len(), reused })
+}
+
+/// The memory directory is replaced only when memorix made it: absent, empty, or the tree the
+/// activation record names (placed, or about to be when a crash came).
+fn check_ours(memory: &Path, recorded: Option<&ActivationRecord>) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = match fs::symlink_metadata(memory) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("stat", memory)(e)),
+        Ok(m) => m,
+    };
+    if meta.is_dir() && fs::read_dir(memory).is_ok_and(|mut d| d.next().is_none()) {
+        return Ok(());
+    }
+    let ours = recorded.is_some_and(|r| {
+        let placed = r.dirs.get("").map(|(_, ino)| *ino);
+        // Records from before directories were recorded: the index names the environment.
+        let older =
+            r.dirs.is_empty() && r.environment.is_some() && shown_environment(memory) == r.environment;
+        meta.is_dir() && (placed == Some(meta.ino()) || r.pending == Some(meta.ino()) || older)
+    });
+    if ours { Ok(()) } else { Err(Error::NotOurs { memory: memory.to_path_buf() }) }
+}
+
+/// A staged tree, removed again unless it was swapped in (a failed activation, a full disk,
+/// leaves nothing behind).
+struct Stage(PathBuf);
+
+impl Stage {
+    fn create(path: PathBuf) -> Result<Stage> {
+        remove_readonly_tree(&path)?;
+        fs::create_dir(&path).map_err(Error::io("create directory", &path))?;
+        Ok(Stage(path))
+    }
+
+    /// After the swap the stage holds the previous tree, which the caller keeps.
+    fn into_previous(self) -> PathBuf {
+        let path = self.0.clone();
+        std::mem::forget(self);
+        path
+    }
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        let _ = remove_readonly_tree(&self.0);
+    }
+}
+
+/// Writes INDEX.md and every file into `stage`, taking over unchanged files of the previous
+/// activation; returns the files and how many were taken over.
+fn fill_stage(
+    store: &Store,
+    stage: &Path,
+    memory: &Path,
+    delivery: &Delivery,
+    mode: Mode,
+    previous: Option<&ActivationRecord>,
+) -> Result<(Vec<(String, Id)>, usize)> {
     let index = delivery.index_text(store)?;
-    fsutil::write_atomic_mode(&tmp, &stage.join(INDEX), index.as_bytes(), 0o444)?;
+    let tmp = stage.parent().expect("the stage lies in tmp/");
+    fsutil::write_atomic_mode(tmp, &stage.join(INDEX), index.as_bytes(), 0o444)?;
     let files: Vec<(String, Id)> = delivery.files.iter().map(|(p, (_, b))| (p.clone(), *b)).collect();
     let reused = std::sync::atomic::AtomicUsize::new(0);
-    fill_tree(&stage, &files, &|blob, dest| {
-        let rel = dest.strip_prefix(&stage).expect("staged below the stage").to_string_lossy();
+    fill_tree(stage, &files, &|blob, dest| {
+        let rel = dest.strip_prefix(stage).expect("staged below the stage").to_string_lossy();
         let unchanged = previous.is_some_and(|p| {
             p.files.get(rel.as_ref()).is_some_and(|f| f.blob == Some(*blob)) && p.unchanged(memory, &rel)
         });
@@ -315,52 +419,52 @@ pub fn activate(
         }
         place(store, blob, dest, mode)
     })?;
-    if let Some(parent) = memory.parent() {
-        fsutil::create_dir(parent)?;
+    Ok((files, reused.into_inner()))
+}
+
+impl ActivationRecord {
+    /// What `memory` holds right after placing `files` of `environment`.
+    fn of(memory: &Path, environment: Id, files: &[(String, Id)]) -> Result<ActivationRecord> {
+        let mut record = ActivationRecord { environment: Some(environment), ..ActivationRecord::default() };
+        let dirs: std::collections::BTreeSet<&str> = files
+            .iter()
+            .flat_map(|(p, _)| std::iter::once("").chain(p.match_indices('/').map(|(i, _)| &p[..i])))
+            .collect();
+        for d in dirs {
+            let (_, mtime, ino) = stat(&memory.join(d))
+                .ok_or_else(|| Error::Vanished { path: format!("{d}/"), memory: memory.to_path_buf() })?;
+            record.dirs.insert(d.to_string(), (mtime, ino));
+        }
+        for (rel, blob) in files.iter().map(|(p, b)| (p.as_str(), Some(*b))).chain([(INDEX, None)]) {
+            let (size, mtime_ns, ino) = stat(&memory.join(rel))
+                .ok_or_else(|| Error::Vanished { path: rel.to_string(), memory: memory.to_path_buf() })?;
+            record.files.insert(rel.to_string(), Placement { blob, size, mtime_ns, ino });
+        }
+        Ok(record)
     }
-    crate::fault::point("activate.staged");
-    exchange(memory, &stage, &tmp.join("parked"))?;
-    crate::fault::point("activate.exchanged");
-    // `stage` now holds the old tree (if there was one): keep it until the next activation.
-    let kept = tmp.join("previous");
-    remove_readonly_tree(&kept)?;
-    if fs::symlink_metadata(&stage).is_ok() {
-        fs::rename(&stage, &kept).map_err(Error::io("keep the previous tree at", &kept))?;
-    }
-    let mut record = ActivationRecord {
-        environment: Some(delivery.environment),
-        files: BTreeMap::new(),
-        dirs: BTreeMap::new(),
-    };
-    let dirs: std::collections::BTreeSet<&str> = files
-        .iter()
-        .flat_map(|(p, _)| std::iter::once("").chain(p.match_indices('/').map(|(i, _)| &p[..i])))
-        .collect();
-    for d in dirs {
-        let (_, mtime, ino) = stat(&memory.join(d))
-            .ok_or_else(|| Error::Vanished { path: format!("{d}/"), memory: memory.to_path_buf() })?;
-        record.dirs.insert(d.to_string(), (mtime, ino));
-    }
-    for (rel, blob) in files.iter().map(|(p, b)| (p.as_str(), Some(*b))).chain([(INDEX, None)]) {
-        let (size, mtime_ns, ino) = stat(&memory.join(rel))
-            .ok_or_else(|| Error::Vanished { path: rel.to_string(), memory: memory.to_path_buf() })?;
-        record.files.insert(rel.to_string(), Placement { blob, size, mtime_ns, ino });
-    }
-    let bytes = serde_json::to_vec(&record).expect("a record serializes");
-    fsutil::write_atomic(state_dir, &state_dir.join(RECORD), &bytes)?;
-    crate::fault::point("activate.recorded");
-    Ok(Placed { files: files.len(), reused: reused.into_inner() })
 }
 
 /// Writes `delivery` into the new directory `dir` (a checkout for replay): read-only copies and
 /// `INDEX.md`.
+/// The tree is written beside `dir` and renamed into place whole, so a failed or killed
+/// checkout leaves no partial copy at `dir` (and the next checkout there removes the remains).
 pub fn checkout(store: &Store, dir: &Path, delivery: &Delivery) -> Result<usize> {
-    fs::create_dir_all(dir).map_err(Error::io("create directory", dir))?;
+    let name = dir
+        .file_name()
+        .ok_or_else(|| Error::io("check out into", dir)(std::io::ErrorKind::InvalidInput.into()))?;
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fsutil::create_dir(parent)?;
+    let stage = Stage::create(parent.join(format!(".{}.memorix-checkout", name.to_string_lossy())))?;
     let index = delivery.index_text(store)?;
-    let tmp = dir.parent().unwrap_or(dir);
-    fsutil::write_atomic_mode(tmp, &dir.join(INDEX), index.as_bytes(), 0o444)?;
+    fsutil::write_atomic_mode(parent, &stage.0.join(INDEX), index.as_bytes(), 0o444)?;
     let files: Vec<(String, Id)> = delivery.files.iter().map(|(p, (_, b))| (p.clone(), *b)).collect();
-    fill_tree(dir, &files, &|blob, dest| place(store, blob, dest, Mode::Auto))?;
+    fill_tree(&stage.0, &files, &|blob, dest| place(store, blob, dest, Mode::Auto))?;
+    // An empty directory at `dir` (the caller refuses a non-empty one) gives way.
+    let _ = fs::remove_dir(dir);
+    fsutil::set_mode(&stage.0, 0o755)?;
+    fs::rename(&stage.0, dir).map_err(Error::io("move into place", dir))?;
+    fsutil::set_mode(dir, 0o555)?;
+    stage.into_previous();
     Ok(files.len())
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 
+use crate::confine::{self, Confined};
 use crate::diagnostics::{FromIo, IoError};
 use crate::model::version::MatchPolicy;
 use crate::model::{Locator, NameProblem, RemoteUrl, Selector, StorePath};
@@ -266,7 +267,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
         )
     })?;
     let raw: RawManifest = toml::from_str(text).map_err(|e| serde_error(&ctx, &e))?;
-    let p = Parser { ctx, spans: Spans { doc }, dir };
+    let p = Parser { ctx, spans: Spans { doc }, dir, confined: Confined::new(dir).ok() };
     let pins = raw.pins.unwrap_or_default();
     p.check_pin_files(&pins.files)?;
     let artifacts = p.artifacts(&raw.artifacts)?;
@@ -274,6 +275,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     let project = raw.project;
     let memory = p.memory(project.memory.as_deref())?;
     let sources = p.sources(&raw.sources)?;
+    p.check_memory_apart(&memory, &sources, &pins.files)?;
     let mounts = p.mounts(&raw.mounts, &memory)?;
     let overrides = p.overrides(&raw.overrides, &mounts)?;
     Ok(Manifest {
@@ -296,9 +298,26 @@ struct Parser<'a> {
     ctx: Ctx<'a>,
     spans: Spans,
     dir: &'a Path,
+    /// The project as memorix may touch it (absent when the directory is, as in tests that
+    /// parse text alone).
+    confined: Option<Confined>,
 }
 
 impl Parser<'_> {
+    /// A file or folder the manifest names must not lead out of the project through a symlink
+    /// (a hostile repository could name `./r -> ~/.ssh` as a source), nor be a special file.
+    fn check_inside(&self, span: Option<Range<usize>>, abs: &Path) -> Result<()> {
+        let Some(confined) = &self.confined else { return Ok(()) };
+        confined.check(abs).map_err(|e| {
+            let code = match e {
+                confine::Error::Special { .. } => "memorix::project::special_file",
+                _ => "memorix::project::outside",
+            };
+            let help = e.help().map(|h| h.to_string());
+            self.ctx.err(span, code, e.to_string(), "here", help)
+        })
+    }
+
     /// Every `[pins] files` entry is a file inside the project.
     fn check_pin_files(&self, files: &[String]) -> Result<()> {
         let (ctx, spans, dir) = (&self.ctx, &self.spans, self.dir);
@@ -312,6 +331,7 @@ impl Parser<'_> {
                     Some("list lockfiles relative to memorix.toml, e.g. \"Cargo.lock\"".into()),
                 )
             })?;
+            self.check_inside(spans.element(&["pins", "files"], i), &dir.join(path.as_str()))?;
             if !dir.join(path.as_str()).is_file() {
                 return Err(ctx.err(
                     spans.element(&["pins", "files"], i),
@@ -387,6 +407,35 @@ impl Parser<'_> {
             })
     }
 
+    /// Activation replaces the memory directory whole, so it may not hold, or lie inside, what
+    /// the project itself is made of: its git repository, memorix's state, the manifest and
+    /// lock, a pin file, or a `[sources]` folder it would lie inside (a source folder inside
+    /// the memory is a dependency cycle, which the graph reports).
+    fn check_memory_apart(&self, memory: &StorePath, sources: &[SourceDecl], pins: &[String]) -> Result<()> {
+        let own = [".git", ".memorix", FILE, "memorix.lock"];
+        let mut taken: Vec<(String, String, bool)> =
+            own.iter().map(|p| (p.to_string(), format!("`{p}`"), true)).collect();
+        taken.extend(pins.iter().map(|f| (f.clone(), format!("the pin file {f:?}"), true)));
+        taken.extend(
+            sources
+                .iter()
+                .map(|s| (s.folder.to_string(), format!("the source folder {:?}", s.written), false)),
+        );
+        for (path, what, either_way) in taken {
+            let Ok(path) = project_path(&path) else { continue };
+            if memory.starts_with(&path) || (either_way && path.starts_with(memory)) {
+                return Err(self.ctx.err(
+                    self.spans.value(&["project", "memory"]),
+                    "memorix::manifest::bad_memory",
+                    format!("`memory = \"{memory}\"` overlaps {what}: building would replace it"),
+                    "here",
+                    Some("name a directory of its own for the memory, e.g. \".memory\"".into()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn sources(&self, raw: &BTreeMap<String, String>) -> Result<Vec<SourceDecl>> {
         raw.iter().map(|(dest, folder)| self.source(dest, folder)).collect()
     }
@@ -432,6 +481,7 @@ impl Parser<'_> {
             ));
         }
         let abs = self.dir.join(folder.as_str());
+        self.check_inside(spans.value(&key), &abs)?;
         if !abs.exists() {
             return Err(bad_folder(
                 "memorix::manifest::missing_source",

@@ -8,7 +8,6 @@ use serde::Serialize;
 use super::error::{Error, Result};
 use super::project::Project;
 use crate::deliver::{self, ActivationRecord, Delivery};
-use crate::diagnostics::FromIo;
 use crate::manifest::Manifest;
 use crate::model::Id;
 use crate::profile::Profile;
@@ -119,7 +118,6 @@ pub fn build(
     let m = &project.manifest;
     check_refresh(m, &req.refresh)?;
     let memory = m.memory_dir();
-    check_memory_inside(&m.dir, &memory)?;
     // Like cargo's fingerprints: the same inputs as the last good build, and .memory/ as it
     // left it, mean nothing to do, without opening the Store.
     let stamp = inputs_stamp(&project, store_root)?;
@@ -361,18 +359,4 @@ fn inputs_stamp(project: &Project, store_root: &Path) -> Result<String> {
         }
     }
     Ok(hex::encode(h.finalize()))
-}
-
-/// The memory directory's parent must resolve inside the project (no symlinked escape).
-fn check_memory_inside(project: &Path, memory: &Path) -> Result<()> {
-    let root = project.canonicalize().map_err(Error::io("resolve", project))?;
-    let mut parent = memory.parent().unwrap_or(project).to_path_buf();
-    while !parent.exists() {
-        parent = parent.parent().unwrap_or(project).to_path_buf();
-    }
-    let real = parent.canonicalize().map_err(Error::io("resolve", &parent))?;
-    if !real.starts_with(&root) {
-        return Err(Error::MemoryOutsideProject { memory: memory.to_path_buf(), through: real });
-    }
-    Ok(())
 }

@@ -22,6 +22,10 @@ pub enum Error {
 
     #[error(transparent)]
     #[diagnostic(transparent)]
+    Confine(#[from] crate::confine::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
     Store(#[from] crate::store::Error),
 
     #[error(transparent)]
@@ -59,13 +63,6 @@ pub enum Error {
     #[error("memorix.toml has no mount `{name}`")]
     #[diagnostic(code(memorix::manifest::unknown_mount), help("{}", mount_choices(suggestion, known)))]
     UnknownMount { name: String, known: Vec<String>, suggestion: Option<String> },
-
-    #[error("the memory directory {} leads outside the project (through {})", memory.display(), through.display())]
-    #[diagnostic(
-        code(memorix::project::memory_outside),
-        help("`memory` in memorix.toml must stay inside the project; remove the symlink")
-    )]
-    MemoryOutsideProject { memory: PathBuf, through: PathBuf },
 
     #[error("{}: invalid TOML: {message}", path.display())]
     #[diagnostic(

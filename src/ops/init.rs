@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::error::{Error, Result};
+use crate::confine::Confined;
 use crate::diagnostics::FromIo;
 use crate::manifest;
 use crate::manifest::init::starter;
@@ -33,6 +34,9 @@ pub struct InitOutcome {
     pub manifest_written: bool,
     /// Files changed: .git/info/exclude, .ignore, AGENTS.md, ...
     pub changed: Vec<String>,
+    /// What init did not do, and why (e.g. a `.git` file pointing outside the project).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcome> {
@@ -46,6 +50,12 @@ pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcom
             .unwrap_or_else(|| "project".to_string()),
     };
     let mut out = InitOutcome { name, ..InitOutcome::default() };
+    // Every file init may touch is checked before any is written: a hostile repository's
+    // `.ignore` or AGENTS.md linked outside is refused, not written through.
+    let confined = Confined::new(dir)?;
+    let managed = [".memorix", manifest::FILE, ".ignore", "AGENTS.md", "CLAUDE.md"];
+    confined
+        .check_all(managed.iter().map(|f| dir.join(f)).collect::<Vec<_>>().iter().map(PathBuf::as_path))?;
     let state = dir.join(".memorix");
     fsutil::create_dir(&state)?;
     if !path.exists() {
@@ -55,11 +65,15 @@ pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcom
     let memory =
         manifest::load(&path, dir).map(|m| m.memory.to_string()).unwrap_or_else(|_| ".memory".into());
 
-    if let Some(exclude) = git_exclude(dir) {
-        let lines = [format!("/{memory}/"), "/.memorix/".to_string()];
-        if ensure_lines(&exclude, &lines, Some("# memorix: generated memory and project state"))? {
-            out.changed.push(display(dir, &exclude));
+    match git_exclude(&confined) {
+        Ok(Some(exclude)) => {
+            let lines = [format!("/{memory}/"), "/.memorix/".to_string()];
+            if ensure_lines(&exclude, &lines, Some("# memorix: generated memory and project state"))? {
+                out.changed.push(display(dir, &exclude));
+            }
         }
+        Ok(None) => {}
+        Err(note) => out.notes.push(note),
     }
     // rg and fd skip hidden and git-excluded paths; this whitelists the memory for them.
     let ignore = dir.join(".ignore");
@@ -92,18 +106,23 @@ fn display(dir: &Path, p: &Path) -> String {
     p.strip_prefix(dir).unwrap_or(p).display().to_string()
 }
 
-/// `.git/info/exclude` of the repository at `dir` (a `.git` directory or a worktree's `.git`
-/// file), when `dir` is one.
-fn git_exclude(dir: &Path) -> Option<PathBuf> {
-    let dot_git = dir.join(".git");
-    let git_dir = if dot_git.is_dir() {
-        dot_git
-    } else {
-        let text = fs::read_to_string(&dot_git).ok()?;
-        let target = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
-        if target.is_absolute() { target } else { dir.join(target) }
-    };
-    Some(git_dir.join("info/exclude"))
+/// `.git/info/exclude` of the repository at `dir`, when `.git` is a directory inside it. A
+/// `.git` file (a worktree or submodule) points elsewhere, and init never writes outside the
+/// project: it says so instead (the `Err` side), as it does for a `.git` linked out.
+fn git_exclude(confined: &Confined) -> std::result::Result<Option<PathBuf>, String> {
+    let dot_git = confined.root().join(".git");
+    let Ok(meta) = fs::symlink_metadata(&dot_git) else { return Ok(None) };
+    let exclude = dot_git.join("info/exclude");
+    if meta.is_file() {
+        return Err(format!(
+            "{} is a file pointing at a git directory elsewhere; memorix writes only inside the project, so add `/.memory/` and `/.memorix/` to that repository's info/exclude yourself",
+            dot_git.display()
+        ));
+    }
+    match confined.check(&exclude) {
+        Ok(()) => Ok(Some(exclude)),
+        Err(e) => Err(format!("{e}; the git excludes were not written")),
+    }
 }
 
 /// Appends each missing line to `path` (creating it); true when it changed.

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::error::{Error, Result};
+use crate::confine::Confined;
 use crate::diagnostics::FromIo;
 use crate::lock::{self, Lockfile};
 use crate::manifest::{self, Manifest};
@@ -16,7 +17,13 @@ pub struct Project {
     pub lock_path: PathBuf,
     /// `.memorix/`
     pub state_dir: PathBuf,
+    /// The project directory, which every path memorix touches must stay in.
+    pub confined: Confined,
 }
+
+/// Files memorix keeps in `.memorix/`.
+const STATE_FILES: [&str; 6] =
+    ["tmp", "lock", "profile.toml", "activation.json", "build-stamp", "runs.jsonl"];
 
 /// The lock file's state on disk.
 pub enum LockState {
@@ -30,19 +37,37 @@ pub enum LockState {
 }
 
 impl Project {
-    /// Finds and validates the manifest from `start` upwards.
+    /// Finds and validates the manifest from `start` upwards. Refuses a project whose manifest, lock, state or memory paths lead out of it through a
+    /// symlink or are special files, before anything is read or written there.
     pub fn open(start: &Path) -> Result<Project> {
         let path = manifest::find(start)?;
+        let confined = Confined::new(path.parent().expect("a manifest lies in a directory"))?;
+        confined.check(&path)?;
         let manifest = manifest::load(&path, start)?;
         let lock_path = manifest.dir.join(lock::FILE);
         let state_dir = manifest.dir.join(".memorix");
-        Ok(Project { manifest, lock_path, state_dir })
+        let memory = manifest.memory_dir();
+        let state = STATE_FILES.iter().map(|f| state_dir.join(f));
+        for p in [lock_path.clone(), memory.join(crate::manifest::INDEX), memory].into_iter().chain(state) {
+            confined.check(&p)?;
+        }
+        Ok(Project { manifest, lock_path, state_dir, confined })
     }
 
-    /// Takes `.memorix/lock` (always before the store's lock).
+    /// Takes `.memorix/lock` (always before the store's lock), then removes what an
+    /// interrupted command left: a staged or parked memory tree and half-written state files.
     pub fn lock(&self, progress: &dyn Progress) -> Result<File> {
         fsutil::create_dir(&self.state_dir)?;
-        Ok(crate::store::lock::lock_exclusive(&self.state_dir, progress)?)
+        let lock = crate::store::lock::lock_exclusive(&self.state_dir, progress)?;
+        for leftover in ["tmp/stage", "tmp/parked"] {
+            crate::store::checkout::remove_readonly_tree(&self.state_dir.join(leftover))?;
+        }
+        for e in std::fs::read_dir(&self.state_dir).map_err(Error::io("read", &self.state_dir))?.flatten() {
+            if fsutil::is_temp_name(&e.file_name()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+        Ok(lock)
     }
 
     pub fn read_lock(&self) -> Result<LockState> {

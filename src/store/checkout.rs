@@ -189,7 +189,7 @@ pub(crate) fn exchange(live: &Path, staged: &Path, parked: &Path) -> Result<()> 
 
 /// Removes a tree whose directories are read-only (a checkout, a staged object, an old
 /// `.memory/`). A symlink or file in its place is removed, never followed.
-pub(crate) fn remove_readonly_tree(dir: &Path) -> Result<()> {
+pub fn remove_readonly_tree(dir: &Path) -> Result<()> {
     match fs::symlink_metadata(dir) {
         Err(_) => return Ok(()),
         Ok(m) if !m.is_dir() => return fs::remove_file(dir).map_err(Error::io("remove", dir)),

@@ -94,6 +94,16 @@ pub fn temp_path(tmp_dir: &Path, dest: &Path) -> PathBuf {
     tmp_dir.join(format!(".{name}.{pid}.{n}"))
 }
 
+/// Whether `name` is one [`temp_path`] makes (`.<name>.<pid>.<n>`): a leftover of a write a
+/// crash interrupted.
+pub fn is_temp_name(name: &std::ffi::OsStr) -> bool {
+    let Some(name) = name.to_str().and_then(|n| n.strip_prefix('.')) else { return false };
+    let mut tail = name.rsplitn(3, '.');
+    let (n, pid) = (tail.next(), tail.next());
+    tail.next().is_some_and(|rest| !rest.is_empty())
+        && [n, pid].iter().all(|p| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+}
+
 /// Creates a new file with `mode` set at creation (no separate chmod).
 pub fn create_with_mode(path: &Path, mode: u32) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;

@@ -77,7 +77,7 @@ impl Store {
         match fsutil::read_text(&version) {
             Ok(text) => check_version(&version, &text)?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(if root.is_dir() && !is_empty_or_ours(root)? {
+                return Err(if root.is_dir() && !is_vacant(root)? {
                     Error::NotAStore { path: root.to_path_buf() }
                 } else {
                     Error::StoreMissing { path: root.to_path_buf() }
@@ -181,12 +181,35 @@ fn check_version(path: &Path, text: &str) -> Result<()> {
     }
 }
 
-fn is_empty_or_ours(root: &Path) -> Result<bool> {
+/// Whether a directory without VERSION may become a store: empty, or holding only what an
+/// interrupted creation leaves (the lock and empty layout directories). Anything else is
+/// someone's data, never cleaned up as a store's temp files.
+fn is_vacant(root: &Path) -> Result<bool> {
     let entries = fs::read_dir(root).map_err(Error::io("read", root))?;
     for entry in entries {
         let entry = entry.map_err(Error::io("read", root))?;
         let name = entry.file_name();
-        if !LAYOUT.iter().any(|n| name == *n) {
+        let path = entry.path();
+        let vacant = if name == "lock" {
+            fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+        } else {
+            LAYOUT.iter().any(|n| name == *n) && has_no_files(&path)?
+        };
+        if !vacant {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// A directory tree with directories only.
+fn has_no_files(dir: &Path) -> Result<bool> {
+    let Ok(meta) = fs::symlink_metadata(dir) else { return Ok(false) };
+    if !meta.is_dir() {
+        return Ok(false);
+    }
+    for entry in fs::read_dir(dir).map_err(Error::io("read", dir))? {
+        if !has_no_files(&entry.map_err(Error::io("read", dir))?.path())? {
             return Ok(false);
         }
     }

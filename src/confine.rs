@@ -1,0 +1,184 @@
+//! The project as memorix may touch it. A repository may be hostile: whatever links, files or
+//! names it holds, memorix reads only the project (and the Store and the user's config) and
+//! writes only the project's memory and state directories. So every project path memorix
+//! reads or writes is checked first: it may not be, or pass through, a symlink that leads out
+//! of the project, and where a file is expected it may not be a FIFO, socket or device (which
+//! would block a read forever or write to hardware). A link that stays inside the project
+//! (`CLAUDE.md -> AGENTS.md`) is fine.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Component, Path, PathBuf};
+
+use miette::Diagnostic;
+
+use crate::diagnostics::{FromIo, IoError};
+
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum Error {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Io(#[from] IoError),
+
+    #[error("{} leads outside the project (to {})", path.display(), target.display())]
+    #[diagnostic(
+        code(memorix::project::outside),
+        help(
+            "memorix reads and writes only inside the project; replace the symlink with a real file or directory, or remove it"
+        )
+    )]
+    Outside { path: PathBuf, target: PathBuf },
+
+    #[error("{} is a {what}, where memorix expects a regular file or directory", path.display())]
+    #[diagnostic(code(memorix::project::special_file), help("remove it; memorix never opens special files"))]
+    Special { path: PathBuf, what: &'static str },
+}
+
+/// A project directory, resolved once, that paths are checked against.
+#[derive(Debug, Clone)]
+pub struct Confined {
+    /// As given (for messages and joins).
+    root: PathBuf,
+    /// With every symlink resolved (for comparisons).
+    real: PathBuf,
+}
+
+impl Confined {
+    pub fn new(root: &Path) -> Result<Confined, Error> {
+        let real = root.canonicalize().map_err(Error::io("resolve", root))?;
+        Ok(Confined { root: root.to_path_buf(), real })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Checks `path` (inside the project, absolute or relative to it): none of its existing
+    /// components is a symlink leading out of the project, and an existing last component is a
+    /// regular file, a directory, or a symlink to one inside the project.
+    pub fn check(&self, path: &Path) -> Result<(), Error> {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        let mut at = self.root.clone();
+        for part in rel.components() {
+            match part {
+                Component::Normal(name) => at.push(name),
+                // `..` and absolute parts never come from memorix's own joins; refuse them.
+                _ => return Err(Error::Outside { path: path.to_path_buf(), target: path.to_path_buf() }),
+            }
+            let meta = match fs::symlink_metadata(&at) {
+                Ok(m) => m,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(Error::io("stat", &at)(e)),
+            };
+            if meta.file_type().is_symlink() {
+                self.check_link(&at)?;
+            } else if let Some(what) = special(&meta.file_type()) {
+                return Err(Error::Special { path: at, what });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks every path of `paths`.
+    pub fn check_all<'a>(&self, paths: impl IntoIterator<Item = &'a Path>) -> Result<(), Error> {
+        paths.into_iter().try_for_each(|p| self.check(p))
+    }
+
+    /// A symlink is fine when it resolves inside the project (or dangles inside it).
+    fn check_link(&self, link: &Path) -> Result<(), Error> {
+        let target = match link.canonicalize() {
+            Ok(t) => t,
+            // Dangling: where it would create a file is what matters.
+            Err(_) => {
+                let dest = fs::read_link(link).map_err(Error::io("read the link", link))?;
+                let base = link.parent().and_then(|p| p.canonicalize().ok()).unwrap_or_default();
+                lexical(&base.join(dest))
+            }
+        };
+        if !target.starts_with(&self.real) {
+            return Err(Error::Outside { path: link.to_path_buf(), target });
+        }
+        if let Ok(meta) = fs::metadata(link)
+            && let Some(what) = special(&meta.file_type())
+        {
+            return Err(Error::Special { path: link.to_path_buf(), what });
+        }
+        Ok(())
+    }
+
+    /// Reads a project file that may be absent, after [`Confined::check`]; never blocks on a
+    /// FIFO planted in its place.
+    pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, Error> {
+        self.check(path)?;
+        match fs::read(path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("read", path)(e)),
+        }
+    }
+}
+
+fn special(t: &fs::FileType) -> Option<&'static str> {
+    if t.is_fifo() {
+        Some("FIFO")
+    } else if t.is_socket() {
+        Some("socket")
+    } else if t.is_block_device() || t.is_char_device() {
+        Some("device")
+    } else {
+        None
+    }
+}
+
+/// `path` with `.` and `..` folded away without touching the file system (for a dangling link,
+/// whose target cannot be canonicalized).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_inside_pass_links_outside_and_fifos_do_not() {
+        let outside = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir(root.join("real")).unwrap();
+        fs::write(root.join("AGENTS.md"), "x").unwrap();
+        std::os::unix::fs::symlink("AGENTS.md", root.join("CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("nothing"), root.join("dangling")).unwrap();
+        std::os::unix::fs::symlink("real/new", root.join("dangling-in")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join("fifo"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let c = Confined::new(root).unwrap();
+        for ok in ["real", "real/missing/deeper", "AGENTS.md", "CLAUDE.md", "absent", "dangling-in"] {
+            c.check(&root.join(ok)).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+        for bad in ["out", "out/x", "dangling"] {
+            assert!(matches!(c.check(&root.join(bad)), Err(Error::Outside { .. })), "{bad}");
+        }
+        assert!(matches!(c.check(&root.join("fifo")), Err(Error::Special { what: "FIFO", .. })));
+        assert!(matches!(c.read(&root.join("fifo")), Err(Error::Special { .. })));
+        assert_eq!(c.read(&root.join("absent")).unwrap(), None);
+    }
+}

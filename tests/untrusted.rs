@@ -1,0 +1,328 @@
+//! An untrusted clone cannot make memorix read or write outside the project, and no path a
+//! user owns is replaced. Each test plants what a hostile repository (or a careless user)
+//! could, runs memorix, and checks a sentinel directory outside the project: its tree (names,
+//! modes, contents, inodes) must not change, and nothing of it may reach the Store or output.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{Run, TestEnv, listing};
+
+const SECRET: &str = "TOP SECRET sentinel content";
+
+/// A directory beside the project that nothing may read into the Store or write to.
+struct Sentinel {
+    dir: PathBuf,
+    before: BTreeMap<String, String>,
+}
+
+impl Sentinel {
+    fn new(env: &TestEnv) -> Sentinel {
+        let dir = env.root.join("sentinel");
+        common::write_file(&dir.join("secret.txt"), format!("{SECRET}\n").as_bytes());
+        common::write_file(&dir.join("sub/id_rsa"), format!("{SECRET} key\n").as_bytes());
+        let before = listing(&dir);
+        Sentinel { dir, before }
+    }
+
+    fn untouched(&self, env: &TestEnv, what: &str) {
+        assert_eq!(listing(&self.dir), self.before, "{what}: the sentinel changed");
+        let leaked = common::walk(&env.store)
+            .into_iter()
+            .filter(|p| p.is_file())
+            .any(|p| fs::read(&p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(SECRET)));
+        assert!(!leaked, "{what}: sentinel content reached the Store");
+    }
+}
+
+/// A project with one rule and a mount of it, built once.
+fn built(env: &TestEnv) {
+    env.write("agent-rules/style.md", "# Style\n");
+    env.write(
+        "memorix.toml",
+        "[sources]\n\"rules/p/\" = \"./agent-rules\"\n\n[mounts.rules]\nselect = [\"rules/p/\"]\n",
+    );
+    env.run(&["build"]).ok();
+}
+
+/// Runs memorix and fails the test if it takes more than a few seconds (a FIFO opened for
+/// reading would block forever).
+fn bounded(env: &TestEnv, args: &[&str]) -> Run {
+    let mut child = env
+        .command()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn memorix");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().expect("poll").is_none() {
+        if Instant::now() > deadline {
+            child.kill().expect("kill");
+            panic!("memorix {args:?} blocked (a special file was opened)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    let code = out.status.code().unwrap_or(-1);
+    Run {
+        code,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).replace(env.root.to_str().unwrap(), "[ROOT]"),
+        raw_stdout: out.stdout,
+    }
+}
+
+fn mkfifo(path: &Path) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let _ = fs::remove_file(path);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+}
+
+/// Force-removes a read-only tree (a delivered `.memory/`).
+fn remove_tree(dir: &Path) {
+    for p in common::walk(dir).into_iter().chain([dir.to_path_buf()]) {
+        if fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) {
+            let _ = fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755));
+        }
+    }
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_memory_directory_naming_user_content_is_refused_before_anything_is_touched() {
+    let env = TestEnv::new();
+    let guard = Sentinel::new(&env);
+    built(&env);
+    env.write("src/main.rs", "fn main() {}\n");
+    let src = listing(&env.project.join("src"));
+    env.write("memorix.toml", "[project]\nmemory = \"src\"\n\n[mounts.rules]\nselect = [\"rules/p/\"]\n");
+    for _ in 0..2 {
+        let err = env.run(&["build"]).expect(2).stderr;
+        assert!(err.contains("memorix::deliver::not_ours") && err.contains("src exists"), "{err}");
+    }
+    assert_eq!(listing(&env.project.join("src")), src, "the user's source tree is intact");
+
+    for (memory, overlaps) in [
+        (".git", "`.git`"),
+        (".git/memory", "`.git`"),
+        ("memorix.toml", "`memorix.toml`"),
+        ("memorix.lock", "`memorix.lock`"),
+        (".memorix", "`.memorix`"),
+        ("agent-rules/memory", "the source folder \"./agent-rules\""),
+    ] {
+        env.write(
+            "memorix.toml",
+            &format!(
+                "[project]\nmemory = \"{memory}\"\n\n[sources]\n\"rules/p/\" = \"./agent-rules\"\n\n[mounts.rules]\nselect = [\"rules/p/\"]\n"
+            ),
+        );
+        let err = env.run(&["build"]).expect(2).stderr;
+        assert!(err.contains("memorix::manifest::bad_memory") && err.contains(overlaps), "{memory}: {err}");
+    }
+    assert!(env.project.join("memorix.lock").is_file());
+
+    // What memorix made it replaces: an old delivery with no record (state deleted) is not
+    // taken for ours, an empty directory is.
+    env.write("memorix.toml", "[mounts.rules]\nselect = [\"rules/p/\"]\n");
+    env.run(&["build"]).ok();
+    fs::remove_dir_all(env.project.join(".memorix")).unwrap();
+    let err = env.run(&["build"]).expect(2).stderr;
+    assert!(err.contains("memorix::deliver::not_ours"), "{err}");
+    remove_tree(&env.project.join(".memory"));
+    fs::create_dir(env.project.join(".memory")).unwrap();
+    env.run(&["build"]).ok();
+    assert!(env.project.join(".memory/rules/style.md").is_file());
+    guard.untouched(&env, "memory");
+}
+
+#[test]
+fn state_paths_linked_out_of_the_project_are_refused() {
+    for planted in
+        [".memorix", ".memorix/tmp", ".memorix/lock", ".memorix/profile.toml", ".memorix/activation.json"]
+    {
+        let env = TestEnv::new();
+        let guard = Sentinel::new(&env);
+        built(&env);
+        let path = env.project.join(planted);
+        if path.is_dir() {
+            fs::remove_dir_all(&path).unwrap();
+        } else {
+            let _ = fs::remove_file(&path);
+        }
+        // A directory link for directories, a dangling link (which would create the file) for files.
+        let target = if planted.ends_with("tmp") || planted == ".memorix" {
+            guard.dir.clone()
+        } else {
+            guard.dir.join("created-by-memorix")
+        };
+        symlink(&target, &path).unwrap();
+        env.write("agent-rules/more.md", "# More\n");
+        let err = env.run(&["build"]).expect(2).stderr;
+        assert!(err.contains("memorix::project::outside") && err.contains(planted), "{planted}: {err}");
+        for cmd in [&["rollback"][..], &["update"], &["lock"]] {
+            env.run(cmd).expect(2);
+        }
+        guard.untouched(&env, planted);
+    }
+}
+
+#[test]
+fn run_records_and_the_memory_parent_linked_out_are_refused() {
+    let env = TestEnv::new();
+    let guard = Sentinel::new(&env);
+    built(&env);
+    symlink(guard.dir.join("secret.txt"), env.project.join(".memorix/runs.jsonl")).unwrap();
+    let err = env.run(&["run", "--", "true"]).expect(2).stderr;
+    assert!(err.contains("memorix::project::outside") && err.contains("runs.jsonl"), "{err}");
+    fs::remove_file(env.project.join(".memorix/runs.jsonl")).unwrap();
+
+    // The memory directory's parent linked out: build, rollback and activate all refuse.
+    env.write(
+        "memorix.toml",
+        "[project]\nmemory = \"agent/memory\"\n\n[mounts.rules]\nselect = [\"rules/p/\"]\n",
+    );
+    env.run(&["build"]).ok();
+    env.write("agent-rules/more.md", "# More\n");
+    env.run(&["update"]).ok();
+    remove_tree(&env.project.join("agent"));
+    symlink(&guard.dir, env.project.join("agent")).unwrap();
+    for cmd in [&["build"][..], &["rollback"], &["activate", "1"]] {
+        let err = env.run(cmd).expect(2).stderr;
+        assert!(err.contains("memorix::project::outside"), "{cmd:?}: {err}");
+    }
+    guard.untouched(&env, "memory parent");
+}
+
+#[test]
+fn init_never_writes_through_links_or_a_git_file() {
+    for planted in [".ignore", "AGENTS.md", "CLAUDE.md"] {
+        let env = TestEnv::new();
+        let guard = Sentinel::new(&env);
+        symlink(guard.dir.join("secret.txt"), env.project.join(planted)).unwrap();
+        let err = env.run(&["init", "--agents"]).expect(2).stderr;
+        assert!(err.contains("memorix::project::outside") && err.contains(planted), "{planted}: {err}");
+        assert!(!env.project.join("memorix.toml").exists(), "{planted}: nothing written first");
+        guard.untouched(&env, planted);
+    }
+    // A link that stays inside the project is followed, as before: CLAUDE.md -> AGENTS.md.
+    let env = TestEnv::new();
+    env.write("AGENTS.md", "# Agents\n");
+    symlink("AGENTS.md", env.project.join("CLAUDE.md")).unwrap();
+    env.run(&["init", "--agents"]).ok();
+    assert!(fs::read_to_string(env.project.join("AGENTS.md")).unwrap().contains("memorix:begin"));
+
+    // A `.git` file (worktree, submodule, or a planted one) is not followed out of the project.
+    let env = TestEnv::new();
+    let guard = Sentinel::new(&env);
+    fs::write(env.project.join(".git"), format!("gitdir: {}\n", guard.dir.join("gitdir").display())).unwrap();
+    let out = env.run(&["init"]).ok();
+    assert!(out.stderr.contains("is a file pointing at a git directory elsewhere"), "{}", out.stderr);
+    assert!(!guard.dir.join("gitdir").exists());
+    guard.untouched(&env, ".git file");
+}
+
+#[test]
+fn sources_and_pin_files_linked_out_are_never_read() {
+    let env = TestEnv::new();
+    let guard = Sentinel::new(&env);
+    built(&env);
+    symlink(&guard.dir, env.project.join("r")).unwrap();
+    env.write("memorix.toml", "[sources]\n\"rules/r/\" = \"./r\"\n\n[mounts.r]\nselect = [\"rules/r/\"]\n");
+    let out = env.run(&["build"]).expect(2);
+    assert!(out.stderr.contains("memorix::project::outside") && out.stderr.contains("./r"), "{}", out.stderr);
+    assert!(!out.stderr.contains(SECRET) && !out.stdout.contains(SECRET));
+
+    symlink(guard.dir.join("secret.txt"), env.project.join("requirements.txt")).unwrap();
+    env.write(
+        "memorix.toml",
+        "[pins]\nfiles = [\"requirements.txt\"]\n\n[mounts.rules]\nselect = [\"rules/p/\"]\n",
+    );
+    let out = env.run(&["build"]).expect(2);
+    assert!(out.stderr.contains("memorix::project::outside"), "{}", out.stderr);
+    assert!(!out.stderr.contains(SECRET));
+    guard.untouched(&env, "sources");
+}
+
+#[test]
+fn special_files_in_state_paths_are_refused_without_blocking() {
+    for planted in
+        [".memory/INDEX.md", ".memorix/build-stamp", ".memorix/profile.toml", ".memorix/activation.json"]
+    {
+        let env = TestEnv::new();
+        built(&env);
+        let path = env.project.join(planted);
+        if planted.starts_with(".memory") {
+            fs::set_permissions(path.parent().unwrap(), std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+        }
+        mkfifo(&path);
+        let out = bounded(&env, &["build"]);
+        assert_eq!(out.code, 2, "{planted}: {}", out.stderr);
+        assert!(out.stderr.contains("memorix::project::special_file"), "{planted}: {}", out.stderr);
+        assert_eq!(bounded(&env, &["status"]).code, 2, "{planted}");
+    }
+}
+
+#[test]
+fn interrupted_work_is_cleaned_by_the_next_command() {
+    let env = TestEnv::new();
+    built(&env);
+    // What a killed activation or rollback leaves: a staged tree and a half-written state file.
+    for leftover in [".memorix/tmp/stage/a/b.md", ".memorix/tmp/parked/c.md"] {
+        env.write(leftover, "partial\n");
+    }
+    env.write(".memorix/.profile.toml.4242.0", "half");
+    env.run(&["build"]).ok();
+    assert!(!env.project.join(".memorix/tmp/stage").exists());
+    assert!(!env.project.join(".memorix/tmp/parked").exists());
+    assert!(!env.project.join(".memorix/.profile.toml.4242.0").exists());
+
+    // A checkout is placed whole: the remains of a killed one are replaced, nothing partial
+    // stays at the destination.
+    let env_id = env.run(&["--json", "profile"]).ok().json()["bindings"][0]["environment"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.write("out/.partial-marker", "");
+    fs::remove_dir_all(env.project.join("out")).unwrap();
+    env.write(".out.memorix-checkout/stale.md", "stale\n");
+    env.run(&["checkout", &env_id, "out"]).ok();
+    assert!(env.project.join("out/rules/style.md").is_file());
+    assert!(!env.project.join(".out.memorix-checkout").exists());
+}
+
+#[test]
+fn a_store_directory_that_is_not_a_store_is_never_cleaned() {
+    let env = TestEnv::new();
+    let dir = env.root.join("not-a-store");
+    common::write_file(&dir.join("tmp/thesis.tex"), b"years of work\n");
+    let before = listing(&dir);
+    env.write("a.md", "# A\n");
+    for args in [&["ingest", "rules/a.md", "a.md"][..], &["gc"], &["verify"]] {
+        let mut full = vec!["--store", dir.to_str().unwrap()];
+        full.extend_from_slice(args);
+        let err = env.run(&full).expect(2).stderr;
+        assert!(err.contains("memorix::store::not_a_store"), "{args:?}: {err}");
+    }
+    assert_eq!(listing(&dir), before, "its tmp/ is someone's data");
+
+    // An interrupted creation (the lock and empty layout directories) is completed.
+    let half = env.root.join("half");
+    fs::create_dir_all(half.join("blobs/00")).unwrap();
+    fs::create_dir_all(half.join("tmp")).unwrap();
+    fs::write(half.join("lock"), "").unwrap();
+    env.run(&["--store", half.to_str().unwrap(), "ingest", "rules/a.md", "a.md"]).ok();
+}
