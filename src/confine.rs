@@ -54,6 +54,11 @@ impl Confined {
         &self.root
     }
 
+    /// The root with every symlink resolved.
+    pub fn real(&self) -> &Path {
+        &self.real
+    }
+
     /// Checks `path` (inside the project, absolute or relative to it): none of its existing
     /// components is a symlink leading out of the project, and an existing last component is a
     /// regular file, a directory, or a symlink to one inside the project.

@@ -22,6 +22,12 @@ pub fn run_gc(ctx: &Context, args: GcArgs) -> Result<u8> {
     }
     let mut s = Text::default();
     if ctx.verbose || args.dry_run {
+        for p in &out.roots {
+            s.line(format_args!("  keeps what {p} needs"));
+        }
+        for p in &out.gone {
+            s.line(format_args!("  forgets {p} (its manifest is gone)"));
+        }
         for p in &out.unreachable {
             s.line(format_args!("  {p}"));
         }

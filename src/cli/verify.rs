@@ -38,10 +38,22 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     );
     let what =
         if args.project { format!("{what}, {} files in the memory directory", c.memory_files) } else { what };
+    if ctx.verbose {
+        for g in &report.garbage {
+            s.line(format_args!("garbage: {}: {}", g.object, g.message));
+        }
+    }
     if report.ok {
         s.line(format_args!("ok: checked {what}"));
     } else {
         s.line(format_args!("{} problems found (checked {what})", report.problems.len()));
+    }
+    if !report.garbage.is_empty() {
+        s.line(format_args!(
+            "{} leftovers of interrupted writes (garbage, not damage): `memorix gc` removes them{}",
+            report.garbage.len(),
+            if ctx.verbose { "" } else { " (-v lists them)" }
+        ));
     }
     render::text(&s)?;
     Ok(code)

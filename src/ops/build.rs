@@ -137,6 +137,7 @@ pub fn build(
         realise_derivations(&writer, m, &resolution.derivations, &mut outcome.artifact_failures)?;
     crate::fault::point("build.derivations");
     let (env_id, environment_new) = realise_environment(&writer, m, &resolution.environment)?;
+    writer.record_project(&project.roots(&resolution.lock)?)?;
     writer.sync()?;
     crate::fault::point("build.synced");
     let mut profile = Profile::load(&project.state_dir)?;

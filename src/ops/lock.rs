@@ -33,7 +33,8 @@ pub fn lock(start: &Path, store_root: &Path, progress: &dyn Progress) -> Result<
     let store = Store::open_or_create(store_root, progress)?;
     let writer = store.writer(progress)?;
     writer.heal_latest()?;
-    let (_, outcome) = lock_with(&project, &writer, &Refresh::Nothing, progress)?;
+    let (resolution, outcome) = lock_with(&project, &writer, &Refresh::Nothing, progress)?;
+    writer.record_project(&project.roots(&resolution.lock)?)?;
     Ok(outcome)
 }
 

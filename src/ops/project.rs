@@ -9,8 +9,10 @@ use crate::confine::Confined;
 use crate::diagnostics::FromIo;
 use crate::lock::{self, Lockfile};
 use crate::manifest::{self, Manifest};
+use crate::model::{EntryKind, Locator};
 use crate::progress::Progress;
 use crate::store::fsutil;
+use crate::store::roots::ProjectRoots;
 
 pub struct Project {
     pub manifest: Manifest,
@@ -80,6 +82,33 @@ impl Project {
             return Ok(LockState::Conflicted { text, line });
         }
         Ok(LockState::Clean(Lockfile::parse(&text, &self.lock_path)?, text))
+    }
+
+    /// What this project needs from the Store, for `gc` to keep: the objects its lock names and
+    /// the environments its profile can go back to.
+    pub fn roots(&self, lock: &Lockfile) -> Result<ProjectRoots> {
+        let real = self.confined.real();
+        let mut roots = ProjectRoots {
+            project: real.display().to_string(),
+            manifest: real.join(manifest::FILE).display().to_string(),
+            ..ProjectRoots::default()
+        };
+        roots.environments.insert(lock.environment.id);
+        let profile = crate::profile::Profile::load(&self.state_dir)?;
+        roots.environments.extend(profile.bindings.iter().map(|b| b.environment));
+        for mount in lock.mounts.values() {
+            roots.derivations.insert(mount.derivation);
+            for l in &mount.locators {
+                match l.kind {
+                    EntryKind::Tree => roots.trees.insert(l.id),
+                    EntryKind::Blob => roots.blobs.insert(l.id),
+                };
+                if let (Some(g), Ok(loc)) = (l.generation, Locator::parse(&l.locator)) {
+                    roots.generations.insert((loc.kind, g));
+                }
+            }
+        }
+        Ok(roots)
     }
 
     /// Writes the lock only when its text changed; true when written.

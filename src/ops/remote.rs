@@ -169,6 +169,7 @@ pub fn pull(
     if !fetched.unavailable.is_empty() {
         return Err(RemoteError::Missing { remote: url.to_string(), missing: fetched.unavailable }.into());
     }
+    writer.record_project(&project.roots(&lock)?)?;
     let mut quests = 0;
     for id in project_quests(&project.manifest) {
         let Some(theirs) = subs.quest(&id)? else { continue };

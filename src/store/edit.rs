@@ -181,16 +181,23 @@ fn merge_into(store: &Store, target: &mut Dir, incoming: Dir) -> Result<()> {
 
 impl Dir {
     /// Stores every changed directory and returns this one's tree id (`None` when empty). Ids
-    /// are computed bottom-up in memory first, so the files can then be written in parallel.
+    /// are computed bottom-up in memory first; the files are then written level by level from
+    /// the leaves, each level in parallel, so a crash never leaves a tree whose child is
+    /// missing.
     pub fn store(self, writer: &Writer) -> Result<Option<Id>> {
-        let mut trees = Vec::new();
+        let mut levels: BTreeMap<usize, Vec<(Tree, Id, Vec<u8>)>> = BTreeMap::new();
+        let mut height: std::collections::HashMap<Id, usize> = Default::default();
         let root = self.build(&mut |t| {
             let bytes = t.encode();
             let id = canonical::object_id("tree", &bytes);
-            trees.push((t.clone(), id, bytes));
+            let h = 1 + t.entries().iter().filter_map(|e| height.get(&e.id)).max().copied().unwrap_or(0);
+            height.insert(id, h);
+            levels.entry(h).or_default().push((t.clone(), id, bytes));
             Ok(id)
         })?;
-        trees.par_iter().try_for_each(|(t, id, bytes)| writer.put_encoded_tree(t, *id, bytes))?;
+        for level in levels.values() {
+            level.par_iter().try_for_each(|(t, id, bytes)| writer.put_encoded_tree(t, *id, bytes))?;
+        }
         Ok(root)
     }
 

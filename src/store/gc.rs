@@ -1,6 +1,6 @@
 //! Garbage: temp files and objects nothing reaches. Reachability starts at every generation on
-//! a ref's chain (their trees and tagged trees) and every derivation and environment with the
-//! blobs they name.
+//! a ref's chain (their trees and tagged trees), every derivation and environment with the
+//! blobs they name, and what each recorded project's lock and profile need.
 
 use std::collections::{BTreeSet, HashSet};
 use std::fs;
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::error::{Error, Result};
+use super::roots::ProjectRoots;
 use super::tree::Tree;
 use super::{Store, Writer};
 use crate::diagnostics::FromIo;
@@ -17,6 +18,10 @@ use crate::model::{EntryKind, Id, Kind};
 #[derive(Debug, Serialize, Default)]
 pub struct GcOutcome {
     pub dry_run: bool,
+    /// Projects whose locks and profiles were kept whole.
+    pub roots: Vec<String>,
+    /// Recorded projects that are gone (forgotten unless dry-run).
+    pub gone: Vec<String>,
     pub temp_files: usize,
     /// Store paths of the unreachable objects (removed unless dry-run).
     pub unreachable: Vec<String>,
@@ -24,14 +29,16 @@ pub struct GcOutcome {
 }
 
 /// What the Store must keep.
-struct Reachable {
-    trees: HashSet<Id>,
-    blobs: HashSet<Id>,
-    gens: BTreeSet<(Kind, Id)>,
+pub(super) struct Reachable {
+    pub(super) trees: HashSet<Id>,
+    pub(super) blobs: HashSet<Id>,
+    pub(super) gens: BTreeSet<(Kind, Id)>,
 }
 
 impl Store {
-    fn reachable(&self) -> Result<Reachable> {
+    /// What gc keeps: the history's closure, every derivation's blobs, and the closure of what
+    /// the live projects need (a tree of theirs that is missing is `verify`'s to report).
+    pub(super) fn reachable(&self, projects: &[ProjectRoots]) -> Result<Reachable> {
         let (mut trees, mut blobs, mut gens) = (HashSet::new(), HashSet::new(), BTreeSet::new());
         let mut pending = Vec::new();
         for kind in Kind::ALL {
@@ -41,19 +48,14 @@ impl Store {
                 pending.extend(g.generation.tags.iter().map(|t| t.tree));
             }
         }
-        while let Some(id) = pending.pop() {
-            if !trees.insert(id) {
-                continue;
-            }
-            for e in self.read_tree(&id)?.entries() {
-                match e.kind {
-                    EntryKind::Tree => pending.push(e.id),
-                    EntryKind::Blob => {
-                        blobs.insert(e.id);
-                    }
-                }
-            }
+        self.walk_trees(pending, true, &mut trees, &mut blobs)?;
+        let mut needed = Vec::new();
+        for p in projects {
+            needed.extend(p.trees.iter().copied());
+            blobs.extend(p.blobs.iter().copied());
+            gens.extend(p.generations.iter().copied());
         }
+        self.walk_trees(needed, false, &mut trees, &mut blobs)?;
         for dir in object_dirs(&self.root().join("derivations")) {
             let Some(id) = dir.file_name().and_then(|n| n.to_str()).and_then(Id::from_hex) else { continue };
             blobs.extend(self.read_derivation(&id)?.entries.iter().map(|e| e.blob));
@@ -63,8 +65,8 @@ impl Store {
 
     /// The files of objects nothing reaches (blobs, trees, generations off every chain and
     /// their index entries).
-    fn unreachable(&self) -> Result<Vec<PathBuf>> {
-        let Reachable { trees, blobs, gens } = self.reachable()?;
+    fn unreachable(&self, projects: &[ProjectRoots]) -> Result<Vec<PathBuf>> {
+        let Reachable { trees, blobs, gens } = self.reachable(projects)?;
         let mut doomed = Vec::new();
         for (dir, suffix, keep) in [("blobs", "", &blobs), ("trees", ".json", &trees)] {
             for path in object_dirs(&self.root().join(dir)) {
@@ -97,15 +99,56 @@ impl Store {
         Ok(doomed)
     }
 
+    /// Adds every tree and blob below `start`; a missing tree is an error when `strict`, else
+    /// skipped.
+    fn walk_trees(
+        &self,
+        mut pending: Vec<Id>,
+        strict: bool,
+        trees: &mut HashSet<Id>,
+        blobs: &mut HashSet<Id>,
+    ) -> Result<()> {
+        while let Some(id) = pending.pop() {
+            if !trees.insert(id) {
+                continue;
+            }
+            let tree = match self.read_tree(&id) {
+                Ok(t) => t,
+                Err(e) if !strict && e.missing_object().is_some() => continue,
+                Err(e) => return Err(e),
+            };
+            for e in tree.entries() {
+                match e.kind {
+                    EntryKind::Tree => pending.push(e.id),
+                    EntryKind::Blob => {
+                        blobs.insert(e.id);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// What `gc` would remove, removing nothing.
     pub fn garbage(&self) -> Result<GcOutcome> {
         let temp_files = fs::read_dir(self.tmp_dir()).map(|d| d.count()).unwrap_or(0);
         let mut out = GcOutcome { dry_run: true, temp_files, ..GcOutcome::default() };
-        for path in self.unreachable()? {
+        let live = self.live_projects(&mut out)?;
+        for path in self.unreachable(&live)? {
             out.bytes += fs::symlink_metadata(&path).map(|m| m.len()).unwrap_or(0);
             out.unreachable.push(self.relative(&path));
         }
         Ok(out)
+    }
+
+    /// The recorded projects still in place (listed in `out.roots`); the others go to
+    /// `out.gone`.
+    fn live_projects(&self, out: &mut GcOutcome) -> Result<Vec<ProjectRoots>> {
+        let (live, gone): (Vec<_>, Vec<_>) =
+            self.project_roots()?.into_iter().partition(ProjectRoots::is_live);
+        out.roots = live.iter().map(|p| p.project.clone()).collect();
+        out.gone = gone.iter().map(|p| p.project.clone()).collect();
+        Ok(live)
     }
 
     fn relative(&self, path: &Path) -> String {
@@ -116,11 +159,15 @@ impl Store {
 impl Writer<'_> {
     /// Removes every object nothing reaches (temp files went when the lock was taken).
     pub fn collect_garbage(&self) -> Result<GcOutcome> {
-        let doomed = self.store.unreachable()?;
+        let mut out = GcOutcome { dry_run: false, temp_files: self.stale_temp, ..GcOutcome::default() };
+        let live = self.store.live_projects(&mut out)?;
+        for gone in self.store.project_roots()?.iter().filter(|p| !p.is_live()) {
+            self.forget_project(gone)?;
+        }
+        let doomed = self.store.unreachable(&live)?;
         if !doomed.is_empty() {
             self.store.drop_stat_caches()?;
         }
-        let mut out = GcOutcome { dry_run: false, temp_files: self.stale_temp, ..GcOutcome::default() };
         for path in doomed {
             out.bytes += fs::symlink_metadata(&path).map(|m| m.len()).unwrap_or(0);
             out.unreachable.push(self.store.relative(&path));

@@ -109,9 +109,21 @@ impl Store {
         self.read_pointer(kind, &self.ref_path(kind), "ref")
     }
 
-    /// Generation number `seq` of `kind` in this store.
+    /// Generation number `seq` of `kind` in this store: only a generation a ref has reached
+    /// (the tip, or one of its ancestors). An index entry names it once the ref moved past it;
+    /// where a crash left the entry missing or stale, the chain is walked instead.
     pub fn generation_by_seq(&self, kind: Kind, seq: u64) -> Result<Option<GenRef>> {
-        self.read_pointer(kind, &self.index_path(kind, seq), "index entry")
+        let Some(tip) = self.latest(kind)? else { return Ok(None) };
+        if seq >= tip.generation.seq {
+            return Ok((seq == tip.generation.seq).then_some(tip));
+        }
+        if let Some(entry) =
+            self.read_pointer(kind, &self.index_path(kind, seq), "index entry").ok().flatten()
+            && entry.generation.seq == seq
+        {
+            return Ok(Some(entry));
+        }
+        Ok(self.history(kind)?.into_iter().find(|g| g.generation.seq == seq))
     }
 
     /// Opens the generation a one-line file (a ref, an index entry) names.
@@ -190,7 +202,7 @@ impl Store {
 }
 
 impl Writer<'_> {
-    /// Writes a generation object and its index entry (not yet durable, ref not moved).
+    /// Writes a generation object (not yet durable, ref not moved).
     pub fn put_generation(&self, generation: &Generation) -> Result<Id> {
         let id = generation.id();
         let store = self.store;
@@ -198,10 +210,14 @@ impl Writer<'_> {
         let path = store.generation_path(generation.kind, &id);
         super::fsutil::write_atomic_mode(&tmp, &path, &canonical::encode(generation), 0o444)?;
         self.mark_written(&path);
-        let index = store.index_path(generation.kind, generation.seq);
-        super::fsutil::write_atomic(&tmp, &index, format!("{id}\n").as_bytes())?;
-        self.mark_written(&index);
         Ok(id)
+    }
+
+    /// Names a committed generation by its seq (`@gN`): written only after the ref moved, so
+    /// `@gN` never names content a failed or interrupted command staged.
+    fn index_generation(&self, g: &GenRef) -> Result<()> {
+        let index = self.store.index_path(g.generation.kind, g.generation.seq);
+        Ok(super::fsutil::write_atomic(&self.store.tmp_dir(), &index, format!("{}\n", g.id).as_bytes())?)
     }
 
     /// Writes a generation fetched from another store, without a seq index entry: its seq
@@ -301,6 +317,9 @@ impl Writer<'_> {
             self.set_ref(g.generation.kind, &g.id)?;
         }
         crate::fault::point("publish.ref");
+        for g in staged {
+            self.index_generation(g)?;
+        }
         for (g, swap) in staged.iter().zip(swaps) {
             if swap {
                 self.swap_latest(g.generation.kind)?;
@@ -318,13 +337,34 @@ impl Writer<'_> {
         Ok(staged)
     }
 
-    /// Brings every `latest/<kind>` up to its ref (after a crash between ref move and refresh);
-    /// a no-op when they agree.
+    /// Brings every `latest/<kind>` and the seq index up to its ref (after a crash between the
+    /// ref's move and their refresh); a no-op when they agree.
     pub fn heal_latest(&self) -> Result<()> {
         for kind in Kind::ALL {
             if let Some(tip) = self.store.latest(kind)? {
                 self.refresh_latest(kind, &tip.generation.root)?;
+                self.heal_index(&tip)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Writes the index entries the chain below `tip` lacks, newest first, down to the first
+    /// that is right (every older one was written before it).
+    fn heal_index(&self, tip: &GenRef) -> Result<()> {
+        let mut next = Some(tip.clone());
+        while let Some(g) = next {
+            let path = self.store.index_path(g.generation.kind, g.generation.seq);
+            if super::fsutil::read_text(&path).ok().and_then(|t| parse_id_line(&t)) == Some(g.id) {
+                break;
+            }
+            self.index_generation(&g)?;
+            next = match g.generation.parent {
+                Some(p) => {
+                    Some(GenRef { id: p, generation: self.store.read_generation(g.generation.kind, &p)? })
+                }
+                None => None,
+            };
         }
         Ok(())
     }

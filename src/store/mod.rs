@@ -17,6 +17,7 @@ pub mod lock;
 mod objdir;
 pub mod purge;
 pub mod quest;
+pub mod roots;
 pub mod source;
 pub mod statcache;
 pub mod tree;
@@ -53,6 +54,7 @@ const LAYOUT: &[&str] = &[
     "environments",
     "quests",
     "purged",
+    "roots",
 ];
 
 /// A handle on a store directory whose VERSION has been checked.

@@ -1,8 +1,11 @@
-//! Verifying the Store: rehash every blob, check every tree, generation and ref, that each
-//! `latest/<kind>` matches its ref, and every derivation and environment. Problems are
-//! reported, one line each, never repaired. A store filled by substitution is partial: every
-//! object present is checked, and so is the closure of every tree, derivation and environment,
-//! but a fetched generation need not bring its root tree or parent.
+//! Verifying the Store, as `git fsck` tells broken from dangling: every object is rehashed or
+//! decoded, and everything reachable (each ref's chain, its trees, every derivation and
+//! environment, what recorded projects' locks need) is checked strictly; a problem there is
+//! damage (exit 1). What an interrupted write leaves (objects nothing reaches, an index entry
+//! for a generation no ref reached, a checkout one generation behind its ref) is garbage:
+//! counted and reported, with `memorix gc` or the next write to clear it, not damage. Nothing
+//! is repaired. A store filled by substitution is partial: a fetched generation need not bring
+//! its root tree or parent.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
@@ -46,15 +49,23 @@ pub struct Checked {
 pub struct VerifyReport {
     pub ok: bool,
     pub checked: Checked,
+    /// Damage: exit 1.
     pub problems: Vec<Problem>,
+    /// Leftovers of interrupted writes, which `memorix gc` (or the next write) removes.
+    pub garbage: Vec<Problem>,
 }
 
 struct Verifier<'a> {
     store: &'a Store,
     problems: Vec<Problem>,
+    garbage: Vec<Problem>,
     checked: Checked,
     blobs: BTreeSet<Id>,
     trees: HashMap<Id, Tree>,
+    /// Per tree, the entries that name missing objects (damage only if the tree is reachable).
+    missing_children: BTreeMap<Id, Vec<String>>,
+    /// Each kind's chain, tip first.
+    chains: BTreeMap<Kind, Vec<(Id, Generation)>>,
 }
 
 impl Store {
@@ -64,19 +75,27 @@ impl Store {
         let mut v = Verifier {
             store: self,
             problems: Vec::new(),
+            garbage: Vec::new(),
             checked: Checked::default(),
             blobs: BTreeSet::new(),
             trees,
+            missing_children: BTreeMap::new(),
+            chains: BTreeMap::new(),
         };
         v.blobs(progress)?;
         v.trees()?;
-        let tips = v.generations()?;
-        v.latest(&tips)?;
+        v.generations()?;
+        v.latest()?;
         let derivations = v.derivations()?;
         v.environments(&derivations)?;
-        let mut problems = v.problems;
-        problems.sort_by(|a, b| a.object.cmp(&b.object).then(a.message.cmp(&b.message)));
-        Ok(VerifyReport { ok: problems.is_empty(), checked: v.checked, problems })
+        v.reachability(&derivations)?;
+        let sort = |list: &mut Vec<Problem>| {
+            list.sort_by(|a, b| a.object.cmp(&b.object).then(a.message.cmp(&b.message)))
+        };
+        let (mut problems, mut garbage) = (v.problems, v.garbage);
+        sort(&mut problems);
+        sort(&mut garbage);
+        Ok(VerifyReport { ok: problems.is_empty(), checked: v.checked, problems, garbage })
     }
 }
 
@@ -192,133 +211,190 @@ impl Verifier<'_> {
             }
         }
         for (id, kind, child, name) in missing {
-            self.problem(
-                format!("tree {id}"),
-                format!("entry {name:?} names missing {} {child}", kind.as_str()),
-            );
+            let message = format!("entry {name:?} names missing {} {child}", kind.as_str());
+            self.missing_children.entry(id).or_default().push(message);
         }
         Ok(())
     }
 
-    /// Checks generations, the seq index and refs; returns each kind's tip root.
-    fn generations(&mut self) -> Result<BTreeMap<Kind, (u64, Id)>> {
-        let mut tips = BTreeMap::new();
+    /// Checks generations, refs and the seq index. The chain a ref reaches must be whole;
+    /// generations off it and index entries past its tip are what an interrupted commit left.
+    fn generations(&mut self) -> Result<()> {
+        let needed: BTreeSet<(Kind, Id)> =
+            self.store.project_roots()?.iter().flat_map(|p| p.generations.iter().copied()).collect();
         for kind in Kind::ALL {
-            let dir = self.store.generations_dir(kind);
-            let mut gens: HashMap<Id, Generation> = HashMap::new();
-            for path in read_dir_sorted(&dir)? {
-                if path.is_dir() && path.file_name().is_some_and(|n| n == "index") {
-                    continue;
-                }
-                self.checked.generations += 1;
-                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                let Some(id) = name.strip_suffix(".json").and_then(Id::from_hex) else {
-                    let rel = self.rel(&path);
-                    self.problem(rel, "not a generation file name");
-                    continue;
-                };
-                match read_plain(&path).and_then(|b| Generation::decode(&b, &id)) {
-                    Ok(g) if g.kind != kind => self
-                        .problem(format!("generation {id}"), format!("kind {} stored under {kind}", g.kind)),
-                    Ok(g) => {
-                        gens.insert(id, g);
-                    }
-                    Err(m) => self.problem(format!("generation {id}"), m),
-                }
-            }
-            // This store's own generations (its seq index and ref name them) must be complete;
-            // one fetched by substitution may lack its root tree and parent (DESIGN.md §11),
-            // and what of it is present is checked all the same.
-            let own = self.own_generations(kind)?;
-            let mut found = Vec::new();
+            let gens = self.generation_files(kind)?;
+            let chain = self.chain(kind, &gens);
+            let on_chain: BTreeSet<Id> = chain.iter().map(|(id, _)| *id).collect();
+            let indexed = self.indexed(kind);
             for (id, g) in &gens {
-                let own = own.contains(id);
-                if own && !self.trees.contains_key(&g.root) {
-                    found.push((*id, format!("root tree {} is missing or damaged", g.root)));
-                }
-                match g.parent.as_ref().map(|p| (p, gens.get(p))) {
-                    Some((p, None)) if own => {
-                        found.push((*id, format!("parent generation {p} is missing or damaged")))
+                let object = format!("generation {id}");
+                match g.parent.as_ref().map(|p| gens.get(p)) {
+                    Some(Some(parent)) if parent.seq + 1 != g.seq => self.problem(
+                        object.clone(),
+                        format!("seq {} does not follow its parent's seq {}", g.seq, parent.seq),
+                    ),
+                    None if g.seq != 1 => {
+                        self.problem(object.clone(), format!("seq {} has no parent", g.seq))
                     }
-                    Some((_, Some(parent))) if parent.seq + 1 != g.seq => {
-                        found.push((
-                            *id,
-                            format!("seq {} does not follow its parent's seq {}", g.seq, parent.seq),
-                        ));
-                    }
-                    None if g.seq != 1 => found.push((*id, format!("seq {} has no parent", g.seq))),
                     _ => {}
                 }
-            }
-            for (id, m) in found {
-                self.problem(format!("generation {id}"), m);
-            }
-            for path in read_dir_sorted(&dir.join("index"))? {
-                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
-                let object = self.rel(&path);
-                let text = super::fsutil::read_text(&path).unwrap_or_default();
-                match (name.parse::<u64>(), text.trim_end().parse::<Id>()) {
-                    (Ok(seq), Ok(id)) => match gens.get(&id) {
-                        Some(g) if g.seq == seq => {}
-                        Some(g) => self.problem(object, format!("names {id}, whose seq is {}", g.seq)),
-                        None => self.problem(object, format!("names missing generation {id}")),
-                    },
-                    _ => self.problem(object, "not a seq -> generation index entry"),
+                // A generation fetched by substitution is off the chain by nature (no index
+                // entry names it); one of this store's own off the chain was never committed.
+                let own = indexed.contains(id) || chain.is_empty() || g.seq > chain[0].1.seq;
+                if !on_chain.contains(id) && !needed.contains(&(kind, *id)) && own {
+                    self.garbage.push(Problem { object, message: "no ref reaches it".into() });
                 }
             }
-            let ref_path = self.store.ref_path(kind);
-            match super::fsutil::read_text(&ref_path) {
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => self.problem(self.rel(&ref_path), e.to_string()),
-                Ok(text) => {
-                    self.checked.refs += 1;
-                    let object = self.rel(&ref_path);
-                    match text.trim_end().parse::<Id>() {
-                        Ok(id) => match gens.get(&id) {
-                            Some(g) => {
-                                tips.insert(kind, (g.seq, g.root));
-                            }
-                            None => self.problem(object, format!("names missing generation {id}")),
-                        },
-                        Err(_) => self.problem(object, format!("{:?} is not an id", text)),
+            self.check_index(kind, &chain)?;
+            self.chains.insert(kind, chain);
+        }
+        Ok(())
+    }
+
+    /// The generations this store's seq index names.
+    fn indexed(&self, kind: Kind) -> BTreeSet<Id> {
+        read_dir_sorted(&self.store.generations_dir(kind).join("index"))
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|p| super::fsutil::read_text(p).ok()?.trim_end().parse::<Id>().ok())
+            .collect()
+    }
+
+    /// Every generation file of `kind` that decodes, by id.
+    fn generation_files(&mut self, kind: Kind) -> Result<HashMap<Id, Generation>> {
+        let mut gens = HashMap::new();
+        for path in read_dir_sorted(&self.store.generations_dir(kind))? {
+            if path.is_dir() && path.file_name().is_some_and(|n| n == "index") {
+                continue;
+            }
+            self.checked.generations += 1;
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let Some(id) = name.strip_suffix(".json").and_then(Id::from_hex) else {
+                let rel = self.rel(&path);
+                self.problem(rel, "not a generation file name");
+                continue;
+            };
+            match read_plain(&path).and_then(|b| Generation::decode(&b, &id)) {
+                Ok(g) if g.kind != kind => {
+                    self.problem(format!("generation {id}"), format!("kind {} stored under {kind}", g.kind))
+                }
+                Ok(g) => {
+                    gens.insert(id, g);
+                }
+                Err(m) => self.problem(format!("generation {id}"), m),
+            }
+        }
+        Ok(gens)
+    }
+
+    /// The chain `refs/<kind>/latest` reaches, tip first; each link must be whole (its root tree
+    /// present, its parent present).
+    fn chain(&mut self, kind: Kind, gens: &HashMap<Id, Generation>) -> Vec<(Id, Generation)> {
+        let ref_path = self.store.ref_path(kind);
+        let tip = match super::fsutil::read_text(&ref_path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Vec::new(),
+            Err(e) => {
+                self.problem(self.rel(&ref_path), e.to_string());
+                return Vec::new();
+            }
+            Ok(text) => {
+                self.checked.refs += 1;
+                match text.trim_end().parse::<Id>() {
+                    Ok(id) => id,
+                    Err(_) => {
+                        self.problem(self.rel(&ref_path), format!("{text:?} is not an id"));
+                        return Vec::new();
                     }
                 }
             }
+        };
+        let mut chain = Vec::new();
+        let mut next = Some((tip, self.rel(&ref_path)));
+        while let Some((id, named_by)) = next.take() {
+            let Some(g) = gens.get(&id) else {
+                self.problem(named_by, format!("names missing generation {id}"));
+                break;
+            };
+            if !self.trees.contains_key(&g.root) {
+                self.problem(
+                    format!("generation {id}"),
+                    format!("root tree {} is missing or damaged", g.root),
+                );
+            }
+            next = g.parent.map(|p| (p, format!("generation {id}")));
+            chain.push((id, g.clone()));
         }
-        Ok(tips)
+        chain
     }
 
-    /// The generations of `kind` this store's seq index or ref names.
-    fn own_generations(&self, kind: Kind) -> Result<BTreeSet<Id>> {
-        let mut paths = read_dir_sorted(&self.store.generations_dir(kind).join("index"))?;
-        paths.push(self.store.ref_path(kind));
-        Ok(paths
-            .iter()
-            .filter_map(|p| super::fsutil::read_text(p).ok()?.trim_end().parse::<Id>().ok())
-            .collect())
+    /// Index entries up to the tip must name the chain's generation of that seq; one past the
+    /// tip is what a command that failed or was killed before its ref moved left.
+    fn check_index(&mut self, kind: Kind, chain: &[(Id, Generation)]) -> Result<()> {
+        let tip = chain.first().map_or(0, |(_, g)| g.seq);
+        let by_seq: BTreeMap<u64, Id> = chain.iter().map(|(id, g)| (g.seq, *id)).collect();
+        for path in read_dir_sorted(&self.store.generations_dir(kind).join("index"))? {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+            let object = self.rel(&path);
+            let text = super::fsutil::read_text(&path).unwrap_or_default();
+            match (name.parse::<u64>(), text.trim_end().parse::<Id>()) {
+                (Ok(seq), Ok(_)) if seq > tip => {
+                    let message = format!("names a generation past the tip ({kind}@g{tip})");
+                    self.garbage.push(Problem { object, message })
+                }
+                (Ok(seq), Ok(id)) if by_seq.get(&seq) == Some(&id) => {}
+                (Ok(seq), Ok(id)) => {
+                    self.problem(object, format!("names {id}, not the chain's {kind}@g{seq}"))
+                }
+                _ => self.problem(object, "not a seq -> generation index entry"),
+            }
+        }
+        Ok(())
     }
 
-    fn latest(&mut self, tips: &BTreeMap<Kind, (u64, Id)>) -> Result<()> {
+    /// Each `latest/<kind>` shows its ref's tree. One that shows the tree of the generation
+    /// before (a write interrupted between the ref's move and the checkout's swap) is garbage
+    /// the next write refreshes, not damage.
+    fn latest(&mut self) -> Result<()> {
         for kind in Kind::ALL {
             let dir = self.store.latest_checkout(kind);
-            let Some((seq, root)) = tips.get(&kind) else {
+            let label = format!("latest/{kind}");
+            let chain = self.chains.get(&kind).cloned().unwrap_or_default();
+            let Some((_, tip)) = chain.first() else {
                 if dir.exists() && fs::read_dir(&dir).map(|mut d| d.next().is_some()).unwrap_or(false) {
-                    self.problem(format!("latest/{kind}"), "has files but the kind has no ref");
+                    self.problem(label, "has files but the kind has no ref");
                 }
                 continue;
             };
-            let mut expected = BTreeMap::new();
-            if !self.expected_files(root, &StorePath::root(), &mut expected) {
-                self.problem(
-                    format!("latest/{kind}"),
-                    format!("cannot be checked: {kind}@g{seq} has damaged trees"),
-                );
+            let what = format!("{kind}@g{}", tip.seq);
+            let Some(expected) = self.expected(&tip.root) else {
+                self.problem(label, format!("cannot be checked: {what} has damaged trees"));
+                continue;
+            };
+            let (count, found) = self.compare_tree(&dir, &label, &what, &expected)?;
+            self.checked.latest_files += count;
+            if found.is_empty() {
                 continue;
             }
-            self.checked.latest_files +=
-                self.check_tree(&dir, &format!("latest/{kind}"), &format!("{kind}@g{seq}"), &expected)?;
+            let parent = chain.get(1).and_then(|(_, g)| self.expected(&g.root));
+            let behind = match parent {
+                Some(p) => self.compare_tree(&dir, &label, &what, &p)?.1.is_empty(),
+                None => false,
+            };
+            if behind {
+                let message = format!("shows the generation before {what}; the next write refreshes it");
+                self.garbage.push(Problem { object: label, message });
+            } else {
+                self.problems.extend(found);
+            }
         }
         Ok(())
+    }
+
+    /// Every file under tree `id` (path -> blob), when all its trees are present.
+    fn expected(&self, id: &Id) -> Option<BTreeMap<String, Id>> {
+        let mut out = BTreeMap::new();
+        self.expected_files(id, &StorePath::root(), &mut out).then_some(out)
     }
 
     fn expected_files(&self, id: &Id, base: &StorePath, out: &mut BTreeMap<String, Id>) -> bool {
@@ -339,16 +415,18 @@ impl Verifier<'_> {
         true
     }
 
-    /// Checks that the files under `dir` are exactly `expected` (relative path -> blob), each a
+    /// Compares the files under `dir` with `expected` (relative path -> blob): each must be a
     /// regular file with the blob's content; `label` names `dir` in problems, `what` the object
-    /// it should show. Returns how many files were checked.
-    fn check_tree(
-        &mut self,
+    /// it should show. Returns how many files were checked and the differences.
+    fn compare_tree(
+        &self,
         dir: &Path,
         label: &str,
         what: &str,
         expected: &BTreeMap<String, Id>,
-    ) -> Result<usize> {
+    ) -> Result<(usize, Vec<Problem>)> {
+        let mut found = Vec::new();
+        let mut problem = |object: String, message: String| found.push(Problem { object, message });
         let mut seen = BTreeSet::new();
         let mut stack = vec![dir.to_path_buf()];
         while let Some(d) = stack.pop() {
@@ -361,26 +439,76 @@ impl Verifier<'_> {
                     continue;
                 }
                 let Some(id) = expected.get(&rel) else {
-                    self.problem(object, format!("is not in {what}"));
+                    problem(object, format!("is not in {what}"));
                     continue;
                 };
                 seen.insert(rel);
                 if !meta.is_file() {
-                    self.problem(object, "is not a regular file");
+                    problem(object, "is not a regular file".into());
                     continue;
                 }
                 let blob = fs::metadata(self.store.blob_path(id)).ok();
                 let same_inode = blob.is_some_and(|b| b.ino() == meta.ino() && b.dev() == meta.dev());
                 if !same_inode && hash_file(&path).ok().as_ref() != Some(id) {
-                    self.problem(object, format!("does not match {what} (expected blob {id})"));
+                    problem(object, format!("does not match {what} (expected blob {id})"));
                 }
             }
         }
         let gone = |p: &String| seen.contains(p) || self.store.purged(&expected[p]).is_some();
         for path in expected.keys().filter(|p| !gone(p)) {
-            self.problem(format!("{label}/{path}"), format!("is missing (it is in {what})"));
+            problem(format!("{label}/{path}"), format!("is missing (it is in {what})"));
         }
-        Ok(seen.len())
+        Ok((seen.len(), found))
+    }
+
+    /// What the history, the derivations and the live projects reach. A reachable tree naming
+    /// a missing object is damage; anything unreachable (objects an interrupted write left) is
+    /// garbage `memorix gc` removes.
+    fn reachability(&mut self, derivations: &BTreeMap<Id, BTreeMap<String, Id>>) -> Result<()> {
+        let projects: Vec<_> = self.store.project_roots()?.into_iter().filter(|p| p.is_live()).collect();
+        let mut pending: Vec<Id> = Vec::new();
+        for (_, g) in self.chains.values().flatten() {
+            pending.push(g.root);
+            pending.extend(g.tags.iter().map(|t| t.tree));
+        }
+        let mut blobs: BTreeSet<Id> = derivations.values().flat_map(|e| e.values().copied()).collect();
+        for p in &projects {
+            blobs.extend(p.blobs.iter().copied());
+            let absent: Vec<Id> = p.trees.iter().filter(|t| !self.trees.contains_key(t)).copied().collect();
+            for tree in absent {
+                self.problem(format!("tree {tree}"), format!("is missing, and {} needs it", p.project));
+            }
+            pending.extend(p.trees.iter().copied());
+        }
+        let mut trees = BTreeSet::new();
+        while let Some(id) = pending.pop() {
+            let Some(tree) = self.trees.get(&id) else { continue };
+            if !trees.insert(id) {
+                continue;
+            }
+            for e in tree.entries() {
+                match e.kind {
+                    EntryKind::Tree => pending.push(e.id),
+                    EntryKind::Blob => {
+                        blobs.insert(e.id);
+                    }
+                }
+            }
+        }
+        for (id, messages) in std::mem::take(&mut self.missing_children) {
+            let list = if trees.contains(&id) { &mut self.problems } else { &mut self.garbage };
+            list.extend(
+                messages.into_iter().map(|message| Problem { object: format!("tree {id}"), message }),
+            );
+        }
+        let unreached = "nothing reaches it; `memorix gc` removes it";
+        for id in self.trees.keys().filter(|t| !trees.contains(t) && **t != Tree::empty_id()) {
+            self.garbage.push(Problem { object: format!("tree {id}"), message: unreached.into() });
+        }
+        for id in self.blobs.iter().filter(|b| !blobs.contains(b)) {
+            self.garbage.push(Problem { object: format!("blob {id}"), message: unreached.into() });
+        }
+        Ok(())
     }
 
     /// The object directories of `what` (`derivation`, `environment`) and, of those, the ones
@@ -425,7 +553,13 @@ impl Verifier<'_> {
                 }
             }
             let label = format!("derivations/{}/{}/tree", &id.hex()[..2], id.hex());
-            self.check_tree(&dir.join("tree"), &label, &format!("derivation {}", id.short()), &entries)?;
+            let (_, differences) = self.compare_tree(
+                &dir.join("tree"),
+                &label,
+                &format!("derivation {}", id.short()),
+                &entries,
+            )?;
+            self.problems.extend(differences);
             found.insert(id, entries);
         }
         Ok(found)
@@ -452,7 +586,13 @@ impl Verifier<'_> {
                 }
             };
             let label = format!("environments/{}/{}/tree", &id.hex()[..2], id.hex());
-            self.check_tree(&dir.join("tree"), &label, &format!("environment {}", id.short()), &expected)?;
+            let (_, found) = self.compare_tree(
+                &dir.join("tree"),
+                &label,
+                &format!("environment {}", id.short()),
+                &expected,
+            )?;
+            self.problems.extend(found);
         }
         Ok(())
     }
