@@ -530,3 +530,183 @@ fn verify_checks_a_substituted_store_without_excusing_damage() {
     let out = b.run(&["verify"]).expect(1);
     assert!(out.stdout.contains("not a generation object"), "{}", out.stdout);
 }
+
+/// Runs a memorix command and samples its peak resident memory (VmHWM) until it exits.
+fn run_measured(env: &TestEnv, args: &[&str]) -> (Run, u64) {
+    let mut child = env
+        .command()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn memorix");
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(text) = fs::read_to_string(&status)
+            && let Some(kib) = text.lines().find_map(|l| l.strip_prefix("VmHWM:"))
+        {
+            peak_kib = peak_kib.max(kib.trim().trim_end_matches("kB").trim().parse().unwrap_or(0));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        raw_stdout: out.stdout,
+    };
+    (run, peak_kib / 1024)
+}
+
+#[test]
+fn objects_stream_so_a_huge_one_under_a_small_key_costs_no_memory() {
+    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let remote = a.root.join("remote");
+    let url = format!("file://{}", remote.display());
+    fill_store_a(&a, 2);
+    write_project(&a, &url);
+    write_project(&b, &url);
+    a.run(&["build"]).ok();
+    a.run(&["push"]).ok();
+    copy_lock(&a, &b);
+    let keys = files(&remote).into_keys().collect::<Vec<_>>();
+    // A blob key served 256 MiB (sparse on the remote): streamed to disk, rejected by its hash.
+    let blob = keys.iter().find(|k| k.starts_with("blobs/")).unwrap();
+    let big = fs::File::create(remote.join(blob)).unwrap();
+    big.set_len(256 << 20).unwrap();
+    let (run, peak) = run_measured(&b, &["pull"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("memorix::remote::corrupt") && run.stderr.contains("hashes to"),
+        "{}",
+        run.stderr
+    );
+    assert!(peak < 96, "pulling a 256 MiB object peaked at {peak} MiB");
+    assert!(!b.store.join(blob).exists() && walk(&b.store.join("tmp")).is_empty());
+    fs::copy(a.store.join(blob), remote.join(blob)).unwrap();
+
+    // A record key served 1 GiB: refused once past the cap, long before the end.
+    let tree = keys.iter().find(|k| k.starts_with("trees/")).unwrap();
+    fs::File::create(remote.join(tree)).unwrap().set_len(1 << 30).unwrap();
+    let (run, peak) = run_measured(&b, &["pull"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("larger than 64 MiB"), "{}", run.stderr);
+    assert!(peak < 160, "refusing a 1 GiB record peaked at {peak} MiB");
+    println!("peak memory pulling a 256 MiB blob: under 96 MiB; a 1 GiB record: {peak} MiB");
+}
+
+#[test]
+fn concurrent_pushes_merge_every_quest_use_and_move_refs_once() {
+    let remote = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", remote.path().display());
+    let envs: Vec<TestEnv> = (0..6).map(|_| TestEnv::new()).collect();
+    for env in &envs {
+        fill_store_a(env, 2);
+        write_project(env, &url);
+        env.run(&["build"]).ok();
+    }
+    let children: Vec<Child> = envs
+        .iter()
+        .map(|env| {
+            env.command()
+                .args(["push", "--all"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.code() == Some(0) || out.status.code() == Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Every project's use of the environment's quest is on the remote: no push lost another's.
+    let env_quest = envs[0].run(&["quest", "list", "--json"]).ok().json();
+    let id = env_quest.as_array().unwrap().iter().find(|q| q["kind"] == "environment").unwrap()["id"]
+        .as_str()
+        .unwrap()[7..]
+        .to_string();
+    let text = fs::read_to_string(remote.path().join(format!("quests/{id}.toml"))).unwrap();
+    for env in &envs {
+        assert!(
+            text.contains(&format!("dir = \"{}\"", env.project.display())),
+            "{} missing:\n{text}",
+            env.project.display()
+        );
+    }
+    assert!(
+        fs::read_dir(remote.path().join("quests"))
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().ends_with(".lease"))
+    );
+}
+
+#[test]
+fn an_unreachable_substituter_is_skipped_for_the_next() {
+    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let remote = a.root.join("remote");
+    fill_store_a(&a, 2);
+    write_project(&a, &format!("file://{}", remote.display()));
+    a.run(&["build"]).ok();
+    a.run(&["push"]).ok();
+    // A closed port first, then the remote that has everything.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    write_project(&b, &format!("http://127.0.0.1:{closed}"));
+    let manifest = fs::read_to_string(b.project.join("memorix.toml")).unwrap().replace(
+        &format!("substituters = [\"http://127.0.0.1:{closed}\"]"),
+        &format!("substituters = [\"http://127.0.0.1:{closed}\", \"file://{}\"]", remote.display()),
+    );
+    b.write("memorix.toml", &manifest);
+    copy_lock(&a, &b);
+    b.run(&["build", "--locked"]).ok();
+    assert_eq!(files(&b.project.join(".memory")), files(&a.project.join(".memory")));
+    // With only the closed one, the failure names it (a network failure, exit 2).
+    let c = TestEnv::new();
+    write_project(&c, &format!("http://127.0.0.1:{closed}"));
+    copy_lock(&a, &c);
+    let err = c.run(&["build", "--locked"]).expect(2).stderr;
+    assert!(err.contains("memorix::remote::unreachable") && err.contains(&closed.to_string()), "{err}");
+}
+
+#[test]
+fn a_served_derivation_naming_one_path_twice_is_refused_clearly() {
+    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let remote = a.root.join("remote");
+    let url = format!("file://{}", remote.display());
+    fill_store_a(&a, 2);
+    write_project(&a, &url);
+    write_project(&b, &url);
+    a.run(&["build"]).ok();
+    a.run(&["push"]).ok();
+    // A derivation whose id covers a duplicated entry, and a lock that names it.
+    let blob = hex::encode(Sha256::digest(b"# Style\n\nShort functions.\n"));
+    let entries = format!(r#"[["style.md","{blob}"],["style.md","{blob}"]]"#);
+    let hashed = format!(r#"{{"entries":{entries}}}"#);
+    let mut h = Sha256::new();
+    h.update(b"memorix-derivation-v1\n");
+    h.update(hashed.as_bytes());
+    let id = hex::encode(h.finalize());
+    let record = format!(
+        r#"{{"decisions":[],"entries":{entries},"origins":[["style.md","rules/webapp/style.md",0],["style.md","rules/webapp/style.md",0]],"provenance":[]}}"#
+    );
+    common::write_file(
+        &remote.join(format!("derivations/{}/{id}/derivation.json", &id[..2])),
+        record.as_bytes(),
+    );
+    let lock = fs::read_to_string(a.project.join("memorix.lock")).unwrap();
+    let project = lock.split("[mounts.project]").nth(1).unwrap();
+    let old =
+        project.lines().find_map(|l| l.strip_prefix("derivation = \"sha256:")).unwrap().trim_end_matches('"');
+    b.write("memorix.lock", &lock.replace(old, &id));
+    let built = b.run(&["build", "--locked"]).expect(1);
+    assert!(built.stderr.contains("memorix::remote::corrupt"), "{}", built.stderr);
+    assert!(built.stderr.contains("name \"style.md\" twice"), "{}", built.stderr);
+    assert!(!b.store.join(format!("derivations/{}/{id}", &id[..2])).exists());
+}

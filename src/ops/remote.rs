@@ -167,6 +167,9 @@ pub fn pull(
     let mut subs = Substituters::new(vec![url.clone()], false, progress);
     let fetched = transfer::fetch_lock(&writer, &mut subs, &lock)?;
     if !fetched.unavailable.is_empty() {
+        if let Some(unreachable) = subs.take_failure() {
+            return Err(unreachable.into());
+        }
         return Err(RemoteError::Missing { remote: url.to_string(), missing: fetched.unavailable }.into());
     }
     writer.record_project(&project.roots(&lock)?)?;
@@ -205,5 +208,11 @@ pub(crate) fn substitute(
         }
     }
     let mut subs = Substituters::new(urls, offline, progress);
-    Ok(transfer::fetch_lock(writer, &mut subs, &lock)?)
+    let report = transfer::fetch_lock(writer, &mut subs, &lock)?;
+    // Each unreachable substituter was skipped for the next; when none could give what the
+    // lock needs and one was unreachable, that is the failure to report.
+    match subs.take_failure() {
+        Some(unreachable) if !report.unavailable.is_empty() => Err(unreachable.into()),
+        _ => Ok(report),
+    }
 }

@@ -9,25 +9,66 @@ pub mod error;
 pub mod objects;
 pub mod transfer;
 
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::diagnostics::FromIo;
-use crate::model::RemoteUrl;
-use crate::progress::Task;
 pub use error::{Error, Result};
 use futures::StreamExt;
 use futures::stream;
-use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, S3ConditionalPut};
 use object_store::http::HttpBuilder;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    BackoffConfig, ClientConfigKey, ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
+    BackoffConfig, ClientConfigKey, ClientOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
+    PutPayload, RetryConfig, UpdateVersion, WriteMultipart,
 };
+use sha2::{Digest, Sha256};
+
+use crate::diagnostics::FromIo;
+use crate::model::{Id, RemoteUrl};
+use crate::progress::Task;
 
 /// Transfers in flight at once per remote.
 const CONCURRENCY: usize = 16;
+
+/// Objects other than blobs are records of a few MiB at most; a bigger one is refused while it
+/// downloads, so a hostile remote cannot make memorix hold it in memory.
+pub const MAX_RECORD: u64 = 64 << 20;
+
+/// Blobs larger than this are uploaded in parts, read from the file as they go.
+const PART: usize = 8 << 20;
+
+/// An object streamed to a temp file as it downloaded: never whole in memory.
+pub struct Download {
+    pub path: PathBuf,
+    pub len: u64,
+    /// The SHA-256 of its bytes (a blob's id, when it is the blob it claims to be).
+    pub sha256: Id,
+}
+
+impl Download {
+    /// The bytes of a record (within [`MAX_RECORD`], which the download enforced).
+    pub fn bytes(&self) -> std::io::Result<Vec<u8>> {
+        std::fs::read(&self.path)
+    }
+}
+
+impl Drop for Download {
+    fn drop(&mut self) {
+        // Gone already when the store adopted it.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// What to upload: a record's bytes, or a blob's file, streamed.
+pub enum Upload {
+    Bytes(Vec<u8>),
+    File(PathBuf),
+}
 
 /// A connection to one remote store, with its own small runtime.
 pub struct Remote {
@@ -80,6 +121,8 @@ impl Remote {
                 {
                     b = b.with_allow_http(true);
                 }
+                // Refs and quests are updated with If-Match / If-None-Match (S3 conditional writes).
+                b = b.with_conditional_put(S3ConditionalPut::ETagMatch);
                 (Arc::new(b.build().map_err(|e| fail(e.to_string()))?), prefix.clone())
             }
             RemoteUrl::File { path } => {
@@ -126,14 +169,40 @@ impl Remote {
         Error::Failed { remote: self.url.to_string(), action, key: key.to_string(), message: e.to_string() }
     }
 
-    /// Downloads one object; `None` when the remote does not have it.
+    /// Downloads one record (a ref, a quest); `None` when the remote does not have it.
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let store = self.store.clone();
-        let path = self.path(key);
-        self.runtime.block_on(get(store, path)).map_err(|e| self.failed("download", key, e))
+        Ok(self.get_versioned(key)?.map(|(bytes, _)| bytes))
     }
 
-    /// Uploads one object, replacing what is there.
+    /// A record and the version it has on the remote (for a conditional update).
+    fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, UpdateVersion)>> {
+        let (store, path) = (self.store.clone(), self.path(key));
+        self.runtime.block_on(async move {
+            let found = match store.get(&path).await {
+                Ok(found) => found,
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(self.failed("download", key, e)),
+            };
+            let version =
+                UpdateVersion { e_tag: found.meta.e_tag.clone(), version: found.meta.version.clone() };
+            let mut bytes = Vec::new();
+            let mut chunks = found.into_stream();
+            while let Some(chunk) = chunks.next().await {
+                bytes.extend_from_slice(&chunk.map_err(|e| self.failed("download", key, e))?);
+                if bytes.len() as u64 > MAX_RECORD {
+                    return Err(self.too_large(key));
+                }
+            }
+            Ok(Some((bytes, version)))
+        })
+    }
+
+    fn too_large(&self, key: &str) -> Error {
+        let reason = format!("it is larger than {} MiB, which no such object is", MAX_RECORD >> 20);
+        Error::Corrupt { remote: self.url.to_string(), object: key.to_string(), reason }
+    }
+
+    /// Uploads one record, replacing what is there.
     pub fn put(&self, key: &str, bytes: Vec<u8>) -> Result<()> {
         let store = self.store.clone();
         let path = self.path(key);
@@ -142,26 +211,99 @@ impl Remote {
             .map_err(|e| self.failed("upload", key, e))
     }
 
-    /// Downloads `keys`, CONCURRENCY at once, handing each object to `arrived` as it comes
-    /// (in arrival order, on this thread). Returns the indices of the keys the remote lacks.
-    /// Stops at the first failure, of the remote or of `arrived`.
+    /// Read-modify-write of one record that another machine may update at the same time:
+    /// `change` gets what the remote holds and returns the new bytes (or `None` to leave it).
+    /// On S3 the write is conditional (If-Match / If-None-Match) and retried when the record
+    /// moved meanwhile; a `file://` remote, which has no conditional update, takes a lease
+    /// (`<key>.lease`, created exclusively) around it. True when it wrote.
+    pub fn update(
+        &self,
+        key: &str,
+        mut change: impl FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>>,
+    ) -> Result<bool> {
+        if matches!(self.url, RemoteUrl::File { .. }) {
+            let _lease = self.lease(key)?;
+            let current = self.get(key)?;
+            let Some(new) = change(current.as_deref())? else { return Ok(false) };
+            self.put(key, new)?;
+            return Ok(true);
+        }
+        for _ in 0..16 {
+            let current = self.get_versioned(key)?;
+            let Some(new) = change(current.as_ref().map(|(b, _)| b.as_slice()))? else { return Ok(false) };
+            let mode = match current {
+                Some((_, version)) => PutMode::Update(version),
+                None => PutMode::Create,
+            };
+            let (store, path) = (self.store.clone(), self.path(key));
+            let opts = PutOptions { mode, ..PutOptions::default() };
+            match self
+                .runtime
+                .block_on(async move { store.put_opts(&path, PutPayload::from(new), opts).await })
+            {
+                Ok(_) => return Ok(true),
+                Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => return Err(self.failed("update", key, e)),
+            }
+        }
+        let message = "it kept changing while memorix updated it; run the command again".to_string();
+        Err(Error::Failed { remote: self.url.to_string(), action: "update", key: key.to_string(), message })
+    }
+
+    /// Takes `<key>.lease` on the remote (an exclusive create), waiting while another holds it;
+    /// a lease older than a minute is a crashed holder's and is broken.
+    fn lease(&self, key: &str) -> Result<Lease<'_>> {
+        let lease = format!("{key}.lease");
+        let path = self.path(&lease);
+        for attempt in 0..600 {
+            let (store, p) = (self.store.clone(), path.clone());
+            let opts = PutOptions { mode: PutMode::Create, ..PutOptions::default() };
+            let stamp = format!("{}\n", std::process::id());
+            match self
+                .runtime
+                .block_on(async move { store.put_opts(&p, PutPayload::from(stamp), opts).await })
+            {
+                Ok(_) => return Ok(Lease { remote: self, path }),
+                Err(object_store::Error::AlreadyExists { .. }) => {}
+                Err(e) => return Err(self.failed("lock", &lease, e)),
+            }
+            let (store, p) = (self.store.clone(), path.clone());
+            let age = self
+                .runtime
+                .block_on(async move { store.head(&p).await })
+                .ok()
+                .map(|m| (chrono_now() - m.last_modified.timestamp()).max(0));
+            if attempt > 0 && age.is_some_and(|a| a > 60) {
+                let (store, p) = (self.store.clone(), path.clone());
+                let _ = self.runtime.block_on(async move { store.delete(&p).await });
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let message = "another push holds it; run the command again".to_string();
+        Err(Error::Failed { remote: self.url.to_string(), action: "lock", key: lease, message })
+    }
+
+    /// Downloads `keys`, CONCURRENCY at once, each streamed to a temp file in `tmp` (a record
+    /// refused past its cap, `Some(max)`), handing each to `arrived` as it comes (in arrival
+    /// order, on this thread). Returns the indices of the keys the remote lacks. Stops at the
+    /// first failure, of the remote or of `arrived`.
     pub fn get_many(
         &self,
-        keys: &[String],
+        keys: &[(String, Option<u64>)],
+        tmp: &Path,
         bar: &dyn Task,
-        mut arrived: impl FnMut(usize, Vec<u8>) -> Result<()>,
+        mut arrived: impl FnMut(usize, Download) -> Result<()>,
     ) -> Result<Vec<usize>> {
         self.runtime.block_on(async {
             let mut fetches = stream::iter(keys.iter().enumerate())
-                .map(|(i, key)| {
-                    let (store, path) = (self.store.clone(), self.path(key));
-                    async move { (i, get(store, path).await) }
-                })
+                .map(|(i, (key, max))| async move { (i, self.download(key, *max, tmp).await) })
                 .buffer_unordered(CONCURRENCY);
             let mut absent = Vec::new();
             while let Some((i, fetched)) = fetches.next().await {
-                match fetched.map_err(|e| self.failed("download", &keys[i], e))? {
-                    Some(bytes) => arrived(i, bytes)?,
+                match fetched? {
+                    Some(download) => arrived(i, download)?,
                     None => absent.push(i),
                 }
                 bar.advance(1);
@@ -171,33 +313,53 @@ impl Remote {
         })
     }
 
+    /// Streams one object into a new temp file in `tmp`, hashing as it goes.
+    async fn download(&self, key: &str, max: Option<u64>, tmp: &Path) -> Result<Option<Download>> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let found = match self.store.get(&self.path(key)).await {
+            Ok(found) => found,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(self.failed("download", key, e)),
+        };
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = tmp.join(format!(".download.{}.{n}", std::process::id()));
+        let mut file = std::fs::File::create(&path).map_err(Error::io("create", &path))?;
+        let mut download = Download { path, len: 0, sha256: Id::of_bytes(b"") };
+        let mut hasher = Sha256::new();
+        let mut chunks = found.into_stream();
+        while let Some(chunk) = chunks.next().await {
+            let chunk = chunk.map_err(|e| self.failed("download", key, e))?;
+            download.len += chunk.len() as u64;
+            if max.is_some_and(|m| download.len > m) {
+                return Err(self.too_large(key));
+            }
+            hasher.update(&chunk);
+            file.write_all(&chunk).map_err(Error::io("write", &download.path))?;
+        }
+        download.sha256 = Id::from_bytes(hasher.finalize().into());
+        Ok(Some(download))
+    }
+
     /// Uploads each object the remote does not have yet (an existence check first, never a
-    /// re-upload), CONCURRENCY at once. `load` reads and checks an object's bytes, on a
-    /// runtime thread. Returns how many were uploaded.
+    /// re-upload), CONCURRENCY at once. `load` checks an object and says what to send, on a
+    /// runtime thread; a big file goes up in parts. Returns how many were uploaded.
     pub fn put_missing<T: Send + Sync>(
         &self,
         items: &[(String, T)],
         bar: &dyn Task,
-        load: impl Fn(&T) -> Result<Vec<u8>> + Sync,
+        load: impl Fn(&T) -> Result<Upload> + Sync,
     ) -> Result<usize> {
         let load = &load;
         self.runtime.block_on(async {
             let mut uploads = stream::iter(items.iter())
-                .map(|(key, item)| {
-                    let (store, path) = (self.store.clone(), self.path(key));
-                    async move {
-                        match store.head(&path).await {
-                            Ok(_) => return Ok(false),
-                            Err(object_store::Error::NotFound { .. }) => {}
-                            Err(e) => return Err(self.failed("check", key, e)),
-                        }
-                        let bytes = load(item)?;
-                        store
-                            .put(&path, PutPayload::from(bytes))
-                            .await
-                            .map_err(|e| self.failed("upload", key, e))?;
-                        Ok(true)
+                .map(|(key, item)| async move {
+                    match self.store.head(&self.path(key)).await {
+                        Ok(_) => return Ok(false),
+                        Err(object_store::Error::NotFound { .. }) => {}
+                        Err(e) => return Err(self.failed("check", key, e)),
                     }
+                    self.upload(key, load(item)?).await?;
+                    Ok(true)
                 })
                 .buffer_unordered(CONCURRENCY);
             let mut uploaded = 0;
@@ -208,14 +370,54 @@ impl Remote {
             Ok(uploaded)
         })
     }
+
+    async fn upload(&self, key: &str, what: Upload) -> Result<()> {
+        let path = self.path(key);
+        let failed = |e| self.failed("upload", key, e);
+        let file = match what {
+            Upload::Bytes(bytes) => {
+                return self.store.put(&path, PutPayload::from(bytes)).await.map(drop).map_err(failed);
+            }
+            Upload::File(file) => file,
+        };
+        let mut reader = std::fs::File::open(&file).map_err(Error::io("open", &file))?;
+        let len = reader.metadata().map_err(Error::io("stat", &file))?.len();
+        if len <= PART as u64 {
+            let mut bytes = Vec::with_capacity(len as usize);
+            reader.read_to_end(&mut bytes).map_err(Error::io("read", &file))?;
+            return self.store.put(&path, PutPayload::from(bytes)).await.map(drop).map_err(failed);
+        }
+        let mut parts =
+            WriteMultipart::new_with_chunk_size(self.store.put_multipart(&path).await.map_err(failed)?, PART);
+        let mut buf = vec![0u8; PART];
+        loop {
+            parts.wait_for_capacity(2).await.map_err(failed)?;
+            let n = reader.read(&mut buf).map_err(Error::io("read", &file))?;
+            if n == 0 {
+                break;
+            }
+            parts.write(&buf[..n]);
+        }
+        parts.finish().await.map(drop).map_err(failed)
+    }
 }
 
-async fn get(store: Arc<dyn ObjectStore>, path: ObjectPath) -> object_store::Result<Option<Vec<u8>>> {
-    match store.get(&path).await {
-        Ok(found) => Ok(Some(found.bytes().await?.to_vec())),
-        Err(object_store::Error::NotFound { .. }) => Ok(None),
-        Err(e) => Err(e),
+/// A held `<key>.lease`, deleted when dropped.
+struct Lease<'r> {
+    remote: &'r Remote,
+    path: ObjectPath,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        let (store, path) = (self.remote.store.clone(), self.path.clone());
+        let _ = self.remote.runtime.block_on(async move { store.delete(&path).await });
     }
+}
+
+/// Seconds since the epoch.
+fn chrono_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
 #[cfg(test)]

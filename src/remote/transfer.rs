@@ -3,12 +3,13 @@
 //! arrival and writes it through the store's atomic write path, leaves before what names them.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
 
 use serde::Serialize;
 
-use super::Remote;
 use super::error::{Error, Result};
 use super::objects::{Decoded, Object, lock_roots, quest_key};
+use super::{Download, MAX_RECORD, Remote, Upload};
 use crate::diagnostics::FromIo;
 use crate::lock::Lockfile;
 use crate::model::{EntryKind, Id, Kind, RemoteUrl};
@@ -86,53 +87,71 @@ pub fn push(
     }
     for id in quests {
         let Some(ours) = store.read_quest(id)? else { continue };
-        let key = quest_key(id);
-        match remote.get(&key)? {
-            None => {
-                remote.put(&key, ours.to_text().into_bytes())?;
-                report.quests.uploaded += 1;
-            }
-            Some(bytes) => {
-                let mut theirs = parse_quest(remote, id, &bytes)?;
-                if theirs.merge(&ours) {
-                    remote.put(&key, theirs.to_text().into_bytes())?;
-                    report.quests.merged += 1;
-                } else {
-                    report.quests.unchanged += 1;
-                }
-            }
+        // Merged into what the remote holds at the moment of the write (two pushes at once
+        // both land: the update is conditional, and retried when the record moved).
+        let mut outcome = QuestOutcome::Unchanged;
+        remote.update(&quest_key(id), |current| {
+            let Some(bytes) = current else {
+                outcome = QuestOutcome::Uploaded;
+                return Ok(Some(ours.to_text().into_bytes()));
+            };
+            let mut theirs = parse_quest(remote, id, bytes)?;
+            let merged = theirs.merge(&ours);
+            outcome = if merged { QuestOutcome::Merged } else { QuestOutcome::Unchanged };
+            Ok(merged.then(|| theirs.to_text().into_bytes()))
+        })?;
+        match outcome {
+            QuestOutcome::Uploaded => report.quests.uploaded += 1,
+            QuestOutcome::Merged => report.quests.merged += 1,
+            QuestOutcome::Unchanged => report.quests.unchanged += 1,
         }
     }
     if refs {
         for kind in Kind::ALL {
             let Some(tip) = store.latest(kind)? else { continue };
+            let history: Vec<Id> = store.history(kind)?.iter().map(|g| g.id).collect();
             let key = ref_key(kind);
-            let theirs = match remote.get(&key)? {
-                None => None,
-                Some(bytes) => Some(parse_ref(remote, &key, &bytes)?),
-            };
-            let outcome = match theirs {
-                None => RefOutcome::Created,
-                Some(t) if t == tip.id => RefOutcome::UpToDate,
-                Some(t) if store.history(kind)?.iter().any(|g| g.id == t) => RefOutcome::FastForward,
-                Some(_) => RefOutcome::Diverged,
-            };
-            if matches!(outcome, RefOutcome::Created | RefOutcome::FastForward) {
-                remote.put(&key, format!("{}\n", tip.id).into_bytes())?;
-            }
-            report.refs.push(RefPushed { kind, local: tip.id, remote: theirs, outcome });
+            let mut pushed = None;
+            remote.update(&key, |current| {
+                let theirs = current.map(|bytes| parse_ref(remote, &key, bytes)).transpose()?;
+                let outcome = match theirs {
+                    None => RefOutcome::Created,
+                    Some(t) if t == tip.id => RefOutcome::UpToDate,
+                    Some(t) if history.contains(&t) => RefOutcome::FastForward,
+                    Some(_) => RefOutcome::Diverged,
+                };
+                let moves = matches!(outcome, RefOutcome::Created | RefOutcome::FastForward);
+                pushed = Some(RefPushed { kind, local: tip.id, remote: theirs, outcome });
+                Ok(moves.then(|| format!("{}\n", tip.id).into_bytes()))
+            })?;
+            report.refs.extend(pushed);
         }
     }
     Ok(report)
 }
 
-/// A local object's bytes, checked as a fetch would check them, so a damaged store never
-/// spreads its damage.
-fn read_checked(store: &Store, obj: &Object) -> Result<Vec<u8>> {
+enum QuestOutcome {
+    Uploaded,
+    Merged,
+    Unchanged,
+}
+
+/// A local object checked as a fetch would check it, so a damaged store never spreads its
+/// damage: a blob is hashed as it streams from its file (and uploaded from the file), a
+/// record read and decoded.
+fn read_checked(store: &Store, obj: &Object) -> Result<Upload> {
     let path = obj.local_path(store);
+    let corrupt = |reason: String| crate::store::Error::corrupt(obj.what(), &path, reason);
+    if let Object::Blob(id) = obj {
+        let actual = crate::store::blob::hash_object(&path).map_err(Error::io("read", &path))?;
+        if actual != *id {
+            return Err(corrupt(format!("its content hashes to {actual}")).into());
+        }
+        return Ok(Upload::File(path));
+    }
     let bytes = crate::store::fsutil::read_object(&path).map_err(Error::io("read", &path))?;
-    obj.check(&bytes).map_err(|reason| crate::store::Error::corrupt(obj.what(), &path, reason))?;
-    Ok(bytes)
+    obj.check(&bytes).map_err(corrupt)?;
+    Ok(Upload::Bytes(bytes))
 }
 
 fn parse_quest(remote: &Remote, id: &Id, bytes: &[u8]) -> Result<Quest> {
@@ -160,6 +179,10 @@ pub struct Substituters<'p> {
     opened: Vec<Option<Remote>>,
     offline: bool,
     progress: &'p dyn Progress,
+    /// Substituters that could not be reached, and why (the next one was tried).
+    unreachable: Vec<String>,
+    /// The first such failure, for when no substituter could give what was needed.
+    first_failure: Option<Error>,
 }
 
 /// What a substitution fetched, and what it could not.
@@ -191,7 +214,7 @@ impl FetchReport {
 impl<'p> Substituters<'p> {
     pub fn new(urls: Vec<RemoteUrl>, offline: bool, progress: &'p dyn Progress) -> Substituters<'p> {
         let opened = urls.iter().map(|_| None).collect();
-        Substituters { urls, opened, offline, progress }
+        Substituters { urls, opened, offline, progress, unreachable: Vec::new(), first_failure: None }
     }
 
     fn remote(&mut self, i: usize) -> Result<&Remote> {
@@ -209,40 +232,91 @@ impl<'p> Substituters<'p> {
                 .to_string()
         } else {
             let urls: Vec<String> = self.urls.iter().map(|u| u.to_string()).collect();
-            format!("no substituter has it (tried {})", urls.join(", "))
+            let mut why = format!("no substituter has it (tried {})", urls.join(", "));
+            if !self.unreachable.is_empty() {
+                why.push_str(&format!("; unreachable: {}", self.unreachable.join("; ")));
+            }
+            why
         }
     }
 
-    /// Fetches `wanted`, trying each substituter in turn for what the ones before lacked.
-    /// Each object is checked before `arrived` sees it; a damaged one stops the fetch with
-    /// an error naming it. Returns the objects no substituter had.
+    /// Whether an error of substituter `i` means it cannot be reached (then the next one is
+    /// tried and the reason kept); anything else (a damaged object, a full disk) stops.
+    fn skip_unreachable<T>(&mut self, i: usize, result: Result<T>) -> Result<Option<T>> {
+        match result {
+            Ok(v) => Ok(Some(v)),
+            Err(e @ Error::Failed { .. }) => {
+                let Error::Failed { message, .. } = &e else { unreachable!("matched above") };
+                self.unreachable.push(format!("{} ({message})", self.urls[i]));
+                self.first_failure.get_or_insert(e);
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The first substituter that could not be reached, when one was skipped: the error to
+    /// report when the rest could not give everything either (a network failure, exit 2).
+    pub fn take_failure(&mut self) -> Option<Error> {
+        self.first_failure.take()
+    }
+
+    /// Fetches `wanted` (streamed through `tmp`), trying each substituter in turn for what the
+    /// ones before lacked; an unreachable one is skipped. Each object is checked before
+    /// `arrived` sees it; a damaged one stops the fetch with an error naming it. Returns the
+    /// objects no substituter had.
     fn fetch(
         &mut self,
         wanted: Vec<Object>,
-        mut arrived: impl FnMut(Object, Vec<u8>, Decoded) -> Result<()>,
+        tmp: &Path,
+        mut arrived: impl FnMut(Object, Download, Decoded) -> Result<()>,
     ) -> Result<Vec<Object>> {
         if self.offline {
             return Ok(wanted);
         }
         let mut pending = wanted;
+        let mut done: HashSet<Object> = HashSet::new();
         for i in 0..self.urls.len() {
             if pending.is_empty() {
                 break;
             }
+            let opened = self.remote(i).map(|_| ());
+            if self.skip_unreachable(i, opened)?.is_none() {
+                continue;
+            }
             let bar = self.progress.start("fetching", pending.len() as u64);
-            let remote = self.remote(i)?;
-            let keys: Vec<String> = pending.iter().map(Object::key).collect();
-            let absent = remote.get_many(&keys, &*bar, |j, bytes| {
+            let remote = self.opened[i].as_ref().expect("opened above");
+            // Blobs of any size stream to disk; a record past its cap is refused on the way.
+            let keys: Vec<(String, Option<u64>)> = pending
+                .iter()
+                .map(|o| (o.key(), if matches!(o, Object::Blob(_)) { None } else { Some(MAX_RECORD) }))
+                .collect();
+            let fetched = remote.get_many(&keys, tmp, &*bar, |j, download| {
                 let obj = pending[j];
-                let decoded = obj.check(&bytes).map_err(|reason| Error::Corrupt {
+                let corrupt = |reason| Error::Corrupt {
                     remote: remote.url.to_string(),
                     object: obj.to_string(),
                     reason,
-                })?;
-                arrived(obj, bytes, decoded)
-            })?;
+                };
+                let decoded = match obj {
+                    Object::Blob(id) if download.sha256 == id => Decoded::Blob,
+                    Object::Blob(_) => {
+                        return Err(corrupt(format!("its content hashes to {}", download.sha256)));
+                    }
+                    _ => obj
+                        .check(&download.bytes().map_err(Error::io("read", &download.path))?)
+                        .map_err(corrupt)?,
+                };
+                done.insert(obj);
+                arrived(obj, download, decoded)
+            });
             drop(bar);
-            pending = absent.into_iter().map(|j| pending[j]).collect();
+            let absent = match self.skip_unreachable(i, fetched)? {
+                Some(absent) => absent.into_iter().map(|j| pending[j]).collect(),
+                // Unreachable mid-way: what did not arrive is asked of the next one.
+                None => pending.iter().copied().filter(|o| !done.contains(o)).collect(),
+            };
+            pending = absent;
         }
         Ok(pending)
     }
@@ -253,8 +327,9 @@ impl<'p> Substituters<'p> {
             return Ok(None);
         }
         for i in 0..self.urls.len() {
-            let remote = self.remote(i)?;
-            if let Some(bytes) = remote.get(&quest_key(id))? {
+            let got = self.remote(i).and_then(|r| r.get(&quest_key(id)));
+            if let Some(Some(bytes)) = self.skip_unreachable(i, got)? {
+                let remote = self.opened[i].as_ref().expect("opened above");
                 return parse_quest(remote, id, &bytes).map(Some);
             }
         }
@@ -316,13 +391,11 @@ fn fetch_closure(
                 next.push(obj);
             }
         };
-        let absent = subs.fetch(std::mem::take(&mut wave), |obj, bytes, decoded| {
+        let absent = subs.fetch(std::mem::take(&mut wave), &store.tmp_dir(), |obj, download, decoded| {
             report.fetched += 1;
-            report.bytes += bytes.len() as u64;
+            report.bytes += download.len;
             match decoded {
-                Decoded::Blob => {
-                    writer.put_blob_bytes(&bytes)?;
-                }
+                Decoded::Blob => writer.adopt_blob(&download.path, &obj.id(), download.len)?,
                 Decoded::Generation(g) => writer.put_substituted_generation(&obj.id(), &g)?,
                 Decoded::Tree(tree) => {
                     for e in tree.entries() {

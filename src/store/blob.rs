@@ -69,6 +69,20 @@ impl Writer<'_> {
         self.put_blob_reader(&mut file, path)
     }
 
+    /// Takes a downloaded file that hashes to `id` (checked by the caller) as that blob:
+    /// renamed into place, never copied.
+    pub fn adopt_blob(&self, tmp: &Path, id: &Id, len: u64) -> Result<()> {
+        let dest = self.store.blob_path(id);
+        if fs::symlink_metadata(&dest).is_ok() {
+            let _ = fs::remove_file(tmp);
+            return Ok(());
+        }
+        super::fsutil::set_mode(tmp, 0o444)?;
+        fs::rename(tmp, &dest).map_err(Error::io("rename into place", &dest))?;
+        self.count_blob(&dest, len);
+        Ok(())
+    }
+
     /// Streams `reader` into a blob; `what` names the source in errors.
     pub fn put_blob_reader(&self, reader: &mut dyn Read, what: &Path) -> Result<Id> {
         let tmp = super::fsutil::temp_path(&self.store.tmp_dir(), what);
@@ -114,7 +128,15 @@ fn stream(reader: &mut dyn Read, out: &mut File, what: &Path, tmp: &Path) -> Res
 
 /// Hashes a file by streaming it (used by `verify`).
 pub fn hash_file(path: &Path) -> io::Result<Id> {
-    let mut file = File::open(path)?;
+    hash_reader(File::open(path)?)
+}
+
+/// Hashes a store object by streaming it, never through a symlink planted in its place.
+pub fn hash_object(path: &Path) -> io::Result<Id> {
+    hash_reader(super::fsutil::open_object(path)?)
+}
+
+fn hash_reader(mut file: File) -> io::Result<Id> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; STREAM_BUFFER];
     loop {

@@ -83,6 +83,9 @@ impl DerivationRecord {
     /// one origin (the one check for records read from the store and fetched from a remote).
     pub fn decode(bytes: &[u8], id: &Id) -> std::result::Result<DerivationRecord, String> {
         let record: DerivationRecord = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        if let Some(w) = record.entries.windows(2).find(|w| w[0].path.as_str() >= w[1].path.as_str()) {
+            return Err(format!("entries are not sorted or name {:?} twice", w[1].path.as_str()));
+        }
         if record.id() != *id {
             return Err("entries do not hash to its id".into());
         }
