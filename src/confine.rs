@@ -30,9 +30,40 @@ pub enum Error {
     )]
     Outside { path: PathBuf, target: PathBuf },
 
+    #[error("{} is {} MiB; memorix reads project files of at most {} MiB", path.display(), size >> 20, MAX_FILE >> 20)]
+    #[diagnostic(
+        code(memorix::project::too_large),
+        help("a manifest, lock or pin file that large is not one a tool wrote; check the file")
+    )]
+    TooLarge { path: PathBuf, size: u64 },
+
     #[error("{} is a {what}, where memorix expects a regular file or directory", path.display())]
     #[diagnostic(code(memorix::project::special_file), help("remove it; memorix never opens special files"))]
     Special { path: PathBuf, what: &'static str },
+}
+
+/// The largest manifest, lock or pin file memorix reads: parsing stays bounded in time and
+/// memory whatever a hostile repository commits.
+pub const MAX_FILE: u64 = 64 << 20;
+
+/// Reads a text file of at most [`MAX_FILE`] bytes; `None` when it does not exist.
+pub fn read_text(path: &Path) -> Result<Option<String>, Error> {
+    let file = match fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("open", path)(e)),
+    };
+    let size = file.metadata().map_err(Error::io("stat", path))?.len();
+    if size > MAX_FILE {
+        return Err(Error::TooLarge { path: path.to_path_buf(), size });
+    }
+    let mut text = String::new();
+    io::Read::read_to_string(&mut io::Read::take(file, MAX_FILE + 1), &mut text)
+        .map_err(Error::io("read", path))?;
+    if text.len() as u64 > MAX_FILE {
+        return Err(Error::TooLarge { path: path.to_path_buf(), size: text.len() as u64 });
+    }
+    Ok(Some(text))
 }
 
 /// A project directory, resolved once, that paths are checked against.

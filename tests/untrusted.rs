@@ -326,3 +326,23 @@ fn a_store_directory_that_is_not_a_store_is_never_cleaned() {
     fs::write(half.join("lock"), "").unwrap();
     env.run(&["--store", half.to_str().unwrap(), "ingest", "rules/a.md", "a.md"]).ok();
 }
+
+#[test]
+fn oversized_project_files_are_refused_before_they_are_read() {
+    let env = TestEnv::new();
+    built(&env);
+    // Sparse files: their size is what is checked, nothing of them is read.
+    let lock = fs::OpenOptions::new().write(true).open(env.project.join("memorix.lock")).unwrap();
+    lock.set_len(65 << 20).unwrap();
+    let err = bounded(&env, &["lock", "--check"]).stderr;
+    assert!(err.contains("memorix::project::too_large") && err.contains("memorix.lock is 65 MiB"), "{err}");
+    let manifest = fs::OpenOptions::new().write(true).open(env.project.join("memorix.toml")).unwrap();
+    manifest.set_len(65 << 20).unwrap();
+    let out = bounded(&env, &["build"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("memorix::project::too_large") && out.stderr.contains("memorix.toml"),
+        "{}",
+        out.stderr
+    );
+}

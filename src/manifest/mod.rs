@@ -136,6 +136,10 @@ pub enum Error {
     #[diagnostic(transparent)]
     Invalid(Box<ManifestError>),
 
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    File(Box<confine::Error>),
+
     #[error("no {FILE} in {} or any parent directory", start.display())]
     #[diagnostic(
         code(memorix::manifest::not_found),
@@ -188,7 +192,9 @@ pub fn find(start: &Path) -> Result<PathBuf> {
 /// Reads and validates a manifest file; errors name it relative to `base` (where the user
 /// is) when it lies below.
 pub fn load(path: &Path, base: &Path) -> Result<Manifest> {
-    let text = std::fs::read_to_string(path).map_err(Error::io("read", path))?;
+    let text = confine::read_text(path)
+        .map_err(|e| Error::File(Box::new(e)))?
+        .ok_or_else(|| Error::io("read", path)(std::io::ErrorKind::NotFound.into()))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let name = path.strip_prefix(base).unwrap_or(path).display().to_string();
     parse(&text, &name, &dir)

@@ -73,11 +73,7 @@ impl Project {
     }
 
     pub fn read_lock(&self) -> Result<LockState> {
-        let text = match std::fs::read_to_string(&self.lock_path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(LockState::Missing),
-            Err(e) => return Err(Error::io("read", &self.lock_path)(e)),
-        };
+        let Some(text) = crate::confine::read_text(&self.lock_path)? else { return Ok(LockState::Missing) };
         if let Some((_, _, line)) = lock::conflict_sides(&text) {
             return Ok(LockState::Conflicted { text, line });
         }
