@@ -207,3 +207,107 @@ fn many_writers_builders_and_readers_at_once() {
     );
     drop(lock);
 }
+
+/// One writing command of the kill loop, and how long it takes here when left alone.
+struct Killable {
+    args: Vec<String>,
+    span: f64,
+}
+
+/// A generation id a completed `ingest --json` reported.
+fn reported_generation(stdout: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(stdout).ok()?;
+    Some(v["generation"]["id"].as_str()?.to_string())
+}
+
+#[test]
+fn kill_9_across_every_writing_command_loses_nothing() {
+    let env = TestEnv::new();
+    let remote = env.root.join("remote");
+    let big = env.root.join("big");
+    let r = env.project.join("r");
+    fill(&env, 0, 150);
+    for i in 0..100 {
+        common::write_file(
+            &r.join(format!("d{}/f{i}.md", i % 10)),
+            format!("# F{i}\n\nround 0\n").as_bytes(),
+        );
+    }
+    env.write(
+        "memorix.toml",
+        &format!(
+            "[store]\nsubstituters = [\"file://{}\"]\n\n[sources]\n\"rules/proj/\" = \"./r\"\n\n[mounts.proj]\nselect = [\"rules/proj/\"]\n\n[mounts.big]\nselect = [\"rules/big/\"]\n",
+            remote.display()
+        ),
+    );
+    env.run(&["ingest", "rules/big/", big.to_str().unwrap()]).ok();
+    env.run(&["build"]).ok();
+    env.run(&["push", "--all"]).ok();
+    let arg = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut commands: Vec<Killable> = [
+        arg(&["--json", "ingest", "rules/big/", big.to_str().unwrap()]),
+        arg(&["build"]),
+        arg(&["update"]),
+        arg(&["rollback"]),
+        arg(&["gc"]),
+        arg(&["push", "--all"]),
+        arg(&["pull"]),
+    ]
+    .into_iter()
+    .map(|args| Killable { args, span: 0.0 })
+    .collect();
+    // Each command's duration here, so the kills land inside runs however fast the machine is.
+    for (round, c) in commands.iter_mut().enumerate() {
+        fill(&env, 1000 + round, 10);
+        let started = std::time::Instant::now();
+        let _ = env.run(&c.args.iter().map(String::as_str).collect::<Vec<_>>());
+        c.span = started.elapsed().as_secs_f64().max(0.02);
+        env.run(&["build"]).ok();
+    }
+    let mut reported: Vec<String> = Vec::new();
+    let mut seed: u64 = 0x2545f4914f6cdd1d;
+    let (mut killed, mut rounds) = (std::collections::BTreeMap::<String, usize>::new(), 0);
+    while killed.values().sum::<usize>() < 100 && rounds < 400 {
+        rounds += 1;
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let c = &mut commands[(seed >> 33) as usize % 7];
+        let fraction = 0.05 + ((seed >> 13) % 1000) as f64 / 1000.0 * 0.9;
+        // Work for the ingests and builds to do.
+        fill(&env, rounds, 10);
+        common::write_file(
+            &r.join(format!("d{}/f{}.md", rounds % 10, rounds % 200)),
+            format!("# F\n\nround {rounds}\n").as_bytes(),
+        );
+        let mut child =
+            env.command().args(&c.args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        std::thread::sleep(Duration::from_secs_f64(c.span * fraction));
+        let was_killed = child.try_wait().unwrap().is_none();
+        if was_killed {
+            child.kill().unwrap();
+            *killed.entry(c.args.iter().find(|a| !a.starts_with('-')).unwrap().clone()).or_default() += 1;
+        } else {
+            c.span *= 0.8;
+        }
+        let out = child.wait_with_output().unwrap();
+        if !was_killed && out.status.success() {
+            reported.extend(reported_generation(&String::from_utf8_lossy(&out.stdout)));
+        }
+        let what = format!("round {rounds} ({})", c.args.join(" "));
+        assert_eq!(damage(&env), Vec::<String>::new(), "{what}: verify right after");
+        for id in &reported {
+            assert!(env.store.join(format!("generations/rules/{}.json", &id[7..])).is_file(), "{what}: {id} lost");
+        }
+        env.run(&["build"]).ok();
+        // The generation this completed build's [sources] ingest left at the tip.
+        reported.push(fs::read_to_string(env.store.join("refs/rules/latest")).unwrap().trim().to_string());
+        let project = env.run(&["verify", "--project"]);
+        assert_eq!(project.code, 0, "{what}: verify --project after the next build\n{}", project.stdout);
+    }
+    let total: usize = killed.values().sum();
+    println!(
+        "kill -9 loop: {total} commands killed mid-way in {rounds} rounds ({killed:?}); verify clean after each, \
+         verify --project clean after the next build, {} reported generations all present",
+        reported.len()
+    );
+    assert!(total >= 100, "only {total} kills landed in {rounds} rounds");
+}
