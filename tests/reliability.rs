@@ -295,7 +295,10 @@ fn kill_9_across_every_writing_command_loses_nothing() {
         let what = format!("round {rounds} ({})", c.args.join(" "));
         assert_eq!(damage(&env), Vec::<String>::new(), "{what}: verify right after");
         for id in &reported {
-            assert!(env.store.join(format!("generations/rules/{}.json", &id[7..])).is_file(), "{what}: {id} lost");
+            assert!(
+                env.store.join(format!("generations/rules/{}.json", &id[7..])).is_file(),
+                "{what}: {id} lost"
+            );
         }
         env.run(&["build"]).ok();
         // The generation this completed build's [sources] ingest left at the tip.

@@ -346,3 +346,88 @@ fn oversized_project_files_are_refused_before_they_are_read() {
         out.stderr
     );
 }
+
+mod symlink_placements {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Project paths a hostile repository could plant a link at.
+    const PLACES: &[&str] = &[
+        ".memorix",
+        ".memorix/tmp",
+        ".memorix/lock",
+        ".memorix/profile.toml",
+        ".memorix/activation.json",
+        ".memorix/build-stamp",
+        ".memorix/runs.jsonl",
+        ".memory",
+        ".memory/rules",
+        "memorix.lock",
+        ".ignore",
+        "AGENTS.md",
+        "CLAUDE.md",
+        ".git",
+        "agent-rules",
+        "agent-rules/style.md",
+    ];
+
+    /// Where a planted link points: out of the project (a directory, a file, nothing) or in.
+    const TARGETS: &[&str] =
+        &["@out", "@out/secret.txt", "@out/new", "@out/sub", "agent-rules", "AGENTS.md", "nowhere"];
+
+    const COMMANDS: &[&[&str]] = &[
+        &["init", "--agents"],
+        &["build"],
+        &["lock"],
+        &["rollback"],
+        &["run", "--", "true"],
+        &["gc"],
+        &["update"],
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Whatever links a repository holds, no command writes outside the project: the
+        /// sentinel's tree (names, modes, contents, inodes) is unchanged and nothing appears
+        /// beside it.
+        #[test]
+        fn no_placement_of_symlinks_leads_to_a_write_outside(
+            links in prop::collection::vec((0..PLACES.len(), 0..TARGETS.len()), 1..5),
+            commands in prop::collection::vec(0..COMMANDS.len(), 1..5),
+        ) {
+            let env = TestEnv::new();
+            let guard = Sentinel::new(&env);
+            built(&env);
+            let outside_before: Vec<_> = fs::read_dir(&env.root).unwrap().flatten().map(|e| e.file_name()).collect();
+            for (place, target) in &links {
+                let path = env.project.join(PLACES[*place]);
+                // Planting below a link planted before would write through it (the test's own
+                // doing, not memorix's): such a placement is skipped.
+                let through_link = Path::new(PLACES[*place])
+                    .ancestors()
+                    .skip(1)
+                    .any(|a| fs::symlink_metadata(env.project.join(a)).is_ok_and(|m| m.file_type().is_symlink()));
+                if through_link {
+                    continue;
+                }
+                if fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                    remove_tree(&path);
+                } else {
+                    let _ = fs::remove_file(&path);
+                }
+                fs::create_dir_all(path.parent().unwrap()).unwrap();
+                let target = TARGETS[*target].replace("@out", guard.dir.to_str().unwrap());
+                symlink(target, &path).unwrap();
+            }
+            for c in &commands {
+                let out = bounded(&env, COMMANDS[*c]);
+                prop_assert!(out.code == 0 || out.code == 1 || out.code == 2, "{:?}: {}", COMMANDS[*c], out.stderr);
+                prop_assert!(!out.stdout.contains(SECRET) && !out.stderr.contains(SECRET));
+            }
+            guard.untouched(&env, &format!("{links:?} {commands:?}"));
+            let outside_after: Vec<_> = fs::read_dir(&env.root).unwrap().flatten().map(|e| e.file_name()).collect();
+            prop_assert_eq!(outside_before, outside_after, "something was created beside the project");
+        }
+    }
+}
