@@ -141,6 +141,27 @@ fn a_full_disk_is_a_clear_error_and_loses_nothing() {
 }
 
 #[test]
+fn a_build_that_fills_the_disk_leaves_no_partial_stage() {
+    let env = TestEnv::new();
+    let project = env.root.join("small");
+    let Some(_disk) = SmallFs::mount(&project, "3m") else { return };
+    let run = |args: &[&str]| env.run_cmd(env.command().current_dir(&project).args(args));
+    common::write_file(&project.join("memorix.toml"), b"[mounts.docs]\nselect = [\"docs/\"]\n");
+    let small = env.write("a.md", "# A\n");
+    env.run(&["ingest", "docs/a.md", small.to_str().unwrap()]).ok();
+    assert_eq!(run(&["build"]).code, 0);
+    let before = common::listing(&project.join(".memory"));
+    // 4 MiB of text into the store (on the big disk), then an update that must copy it.
+    let big = env.write("big.md", &"# Big\n".repeat(700_000));
+    env.run(&["ingest", "docs/big.md", big.to_str().unwrap()]).ok();
+    let out = run(&["update"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("No space left on device"), "{}", out.stderr);
+    assert!(!project.join(".memorix/tmp/stage").exists(), "the partial stage was removed");
+    assert_eq!(common::listing(&project.join(".memory")), before, "the memory is as it was");
+}
+
+#[test]
 fn many_writers_builders_and_readers_at_once() {
     let env = TestEnv::new();
     env.write("seed/a.md", "# seed\n");
