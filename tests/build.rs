@@ -49,6 +49,8 @@ fn end_to_end_from_an_empty_store_and_identical_lock_on_another_history() {
     assert_eq!(
         tree_of(&memory),
         [
+            ".gitignore",
+            ".ignore",
             "INDEX.md",
             "project",
             "project/decisions.md",

@@ -59,6 +59,8 @@ fn webapp_team_rules_with_sources_and_an_override() {
     assert_eq!(
         memory_files(&env),
         [
+            ".gitignore",
+            ".ignore",
             "INDEX.md",
             "decisions/decisions.md",
             "python/reviews.md",
@@ -84,7 +86,14 @@ fn httpx_service_follows_its_requirements_pin() {
     let env = build_example("httpx-service");
     assert_eq!(
         memory_files(&env),
-        ["INDEX.md", "libs/httpx/proxies.md", "libs/httpx/timeouts.md", "rules/http-clients.md"]
+        [
+            ".gitignore",
+            ".ignore",
+            "INDEX.md",
+            "libs/httpx/proxies.md",
+            "libs/httpx/timeouts.md",
+            "rules/http-clients.md"
+        ]
     );
     assert!(read(&env, "libs/httpx/proxies.md").contains("proxies=\"http://localhost:8030\""));
     let req = fs::read_to_string(env.project.join("requirements.txt")).unwrap();
@@ -101,7 +110,7 @@ fn httpx_service_follows_its_requirements_pin() {
 #[test]
 fn axum_service_follows_its_cargo_lock() {
     let env = build_example("axum-service");
-    assert_eq!(memory_files(&env), ["INDEX.md", "libs/axum/routing.md"]);
+    assert_eq!(memory_files(&env), [".gitignore", ".ignore", "INDEX.md", "libs/axum/routing.md"]);
     assert!(read(&env, "libs/axum/routing.md").contains("/users/:id"));
     let lock = fs::read_to_string(env.project.join("Cargo.lock")).unwrap();
     env.write("Cargo.lock", &lock.replace("version = \"0.6.20\"", "version = \"0.8.1\""));

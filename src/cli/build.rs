@@ -76,6 +76,13 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
                 "Activated {}/ at profile generation {}: {} files",
                 a.memory, a.generation, a.files
             ));
+            if !a.purged.is_empty() {
+                s.line(format_args!(
+                    "Left out {} files whose content was purged from the Store: {}",
+                    a.purged.len(),
+                    a.purged.join(", ")
+                ));
+            }
         }
     }
     if ctx.verbose {

@@ -23,6 +23,11 @@ pub const FILE: &str = "memorix.toml";
 /// The memory directory's index, written at activation: no mount may take its name.
 pub const INDEX: &str = "INDEX.md";
 
+/// Every file memorix writes at the memory directory's root besides the environment's: the
+/// index, and the ignore files that keep the generated tree out of git (`.gitignore`) and in
+/// the view of search tools built on the same ignore rules, dot-files included (`.ignore`).
+pub const GENERATED: [&str; 3] = [INDEX, ".gitignore", ".ignore"];
+
 /// A validated manifest.
 #[derive(Debug)]
 pub struct Manifest {
@@ -531,9 +536,9 @@ impl Parser<'_> {
         if path.is_root() {
             return Err(bad("a mount needs a path".into(), "e.g. [mounts.python]".into()));
         }
-        if path.as_str() == INDEX {
+        if GENERATED.contains(&path.as_str()) {
             return Err(bad(
-                format!("mount path {name:?} is taken by the memory directory's index"),
+                format!("mount path {name:?} is taken by a file memorix writes in the memory directory"),
                 "choose another mount path".into(),
             ));
         }

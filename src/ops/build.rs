@@ -46,6 +46,9 @@ pub struct Activated {
     /// Unchanged files taken over from the previous activation.
     pub reused: usize,
     pub memory: String,
+    /// Files left out because `memorix purge` erased their content.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub purged: Vec<String>,
 }
 
 /// Activates `delivery`, reusing the files of the environment the memory directory shows now.
@@ -251,7 +254,12 @@ fn activate(
     let memory = m.memory_dir();
     let current = profile.current().cloned();
     let shown = deliver::shown_environment(&memory);
-    let intact = || ActivationRecord::load(&project.state_dir).is_some_and(|r| r.intact(&memory));
+    // Exactly what the last activation placed, none of it purged since.
+    let intact = || {
+        ActivationRecord::load(&project.state_dir).is_some_and(|r| {
+            r.intact(&memory) && !r.files.values().any(|p| p.blob.is_some_and(|b| store.purged(&b).is_some()))
+        })
+    };
     if current.as_ref().is_some_and(|b| b.environment == env_id) && shown == Some(env_id) && intact() {
         return Ok(None);
     }
@@ -269,6 +277,7 @@ fn activate(
         files: placed.files,
         reused: placed.reused,
         memory: m.memory.to_string(),
+        purged: placed.purged,
     }))
 }
 
@@ -342,6 +351,9 @@ fn inputs_stamp(project: &Project, store_root: &Path) -> Result<String> {
     };
     add(env!("CARGO_PKG_VERSION").as_bytes());
     add(store_root.as_os_str().as_encoded_bytes());
+    // A purge since the last build: what it delivered may hold erased content.
+    let purges = std::fs::read_dir(store_root.join("purged")).map(|d| d.count()).unwrap_or(0);
+    add(&purges.to_le_bytes());
     add(&std::fs::read(m.dir.join(crate::manifest::FILE)).unwrap_or_default());
     let mut stat = |path: &Path| {
         let s = std::fs::metadata(path)
