@@ -4,6 +4,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use memorix::pins::{Ecosystem, Pins, parse_file};
 use miette::Diagnostic;
@@ -62,6 +63,17 @@ const CARGO: &[&str] = &["Cargo.lock"];
 const UV: &[&str] = &["uv.lock"];
 const POETRY: &[&str] = &["poetry.lock"];
 const NPM: &[&str] = &["package-lock.json"];
+const PNPM: &[&str] = &["pnpm-lock.yaml"];
+const YARN: &[&str] = &["yarn.lock"];
+const PIPFILE: &[&str] = &["Pipfile.lock"];
+const PYLOCK: &[&str] = &["pylock.toml"];
+const PDM: &[&str] = &["pdm.lock"];
+const PYPROJECT: &[&str] = &["pyproject.toml"];
+const CONDA: &[&str] = &["environment.yml"];
+const GOMOD: &[&str] = &["go.mod"];
+const COMPOSER: &[&str] = &["composer.lock"];
+const GEMFILE: &[&str] = &["Gemfile.lock"];
+const SBOM: &str = "pnpm/pnpm/crates/cli/tests/fixtures/workspace-sbom-populated";
 
 const ROWS: &[Row] = &[
     // Cargo.lock v1 (ripgrep 0.10.0: `name version (source)` dependencies, [metadata] checksums).
@@ -383,13 +395,215 @@ const ROWS: &[Row] = &[
         "typescript",
         Version("5.8.3"),
     ),
+    // pnpm-lock.yaml 9: pnpm's own workspace (two YAML documents, hundreds of importers, peer
+    // suffixes and patch hashes in importer versions).
+    row("pnpm", PNPM, "typescript", Version("6.0.3")),
+    row("pnpm", PNPM, "jest", Version("30.4.2")),
+    row("pnpm", PNPM, "graceful-fs", Version("4.2.11")),
+    row("pnpm", PNPM, "chalk", Version("6.0.0")),
+    row("pnpm", PNPM, "lru-cache", Version("11.5.2")),
+    // The first document pins pnpm itself; a workspace package depends on another pnpm.
+    row("pnpm", PNPM, "pnpm", Fails("memorix::pins::ambiguous", "pnpm-lock.yaml:59: pnpm 12.0.0-rc.8")),
+    chosen("pnpm", PNPM, "pnpm", "11.22.0", Version("11.22.0")),
+    chosen("pnpm", PNPM, "chalk", "4.1.2", Version("4.1.2")),
+    // Workspace packages link to each other (`link:`); a published copy is a pin.
+    row("pnpm", PNPM, "@pnpm/logger", Version("1100.0.0")),
+    row(SBOM, PNPM, "is-positive", Version("3.1.0")),
+    row(SBOM, PNPM, "is-odd", Version("3.0.1")),
+    row(SBOM, PNPM, "is-number", Version("6.0.0")),
+    row("pnpm/pnpm11/__fixtures__/fixture", PNPM, "write-json-file", Version("2.3.0")),
+    row("pnpm/pnpm11/__fixtures__/fixtureWithLinks/general", PNPM, "minimatch", Version("3.1.2")),
+    // pnpm-lock.yaml 5 (`/name/version` keys; importers, or dependencies at the top).
+    row(
+        "pnpm/pnpm11/installing/deps-installer/test/fixtures/lockfile-v5",
+        PNPM,
+        "@pnpm.e2e/dep-of-pkg-with-1-dep",
+        Version("100.1.0"),
+    ),
+    row("pnpm/pnpm11/deps/inspection/list", PNPM, "is-positive", Version("1.0.0")),
+    row("pnpm/pnpm11/deps/inspection/list/example", PNPM, "write-pkg", Version("3.1.0")),
+    // yarn.lock classic and berry.
+    row("pnpm/pnpm11/__fixtures__/has-yarn-lock", YARN, "@pnpm.e2e/pkg-with-1-dep", Version("100.0.0")),
+    row("pnpm/pnpm11/__fixtures__/has-yarn2-lock", YARN, "minimatch", Version("3.0.4")),
+    row("pnpm/pnpm11/__fixtures__/has-yarn2-lock", YARN, "is-negative", Version("1.0.0")),
+    row(
+        "pnpm/pnpm11/__fixtures__/has-yarn2-lock",
+        YARN,
+        "has-yarn2-lock",
+        Fails("memorix::pins::not_pinned", "has-yarn2-lock"),
+    ),
 ];
 
-#[test]
-fn corpus_pins_resolve_as_the_files_say() {
-    let Some(base) = common::corpus("lockfiles") else { return };
+/// Pin files written for these tests (`tests/fixtures/pins/`), for formats the corpus lacks and
+/// the edge cases real lockfiles hold; shaped like what the tools write.
+const FIXTURE_ROWS: &[Row] = &[
+    // pnpm 9 workspace: two importers pin two `next`; one alias (`string-width-cjs`).
+    row("pnpm9-workspace", PNPM, "typescript", Version("5.6.3")),
+    row("pnpm9-workspace", PNPM, "zod", Version("3.24.1")),
+    row("pnpm9-workspace", PNPM, "vitest", Version("2.1.8")),
+    row("pnpm9-workspace", PNPM, "string-width", Version("4.2.3")),
+    row("pnpm9-workspace", PNPM, "next", Fails("memorix::pins::ambiguous", "pnpm-lock.yaml:58: next 15.1.6")),
+    row(
+        "pnpm9-workspace",
+        PNPM,
+        "react",
+        Fails("memorix::pins::ambiguous", "several of which the project depends on directly"),
+    ),
+    chosen("pnpm9-workspace", PNPM, "next", "14.2.23", Version("14.2.23")),
+    row("pnpm9-workspace", PNPM, "@acme/ui", Fails("memorix::pins::not_pinned", "@acme/ui")),
+    // pnpm 6: `/name@version(peer)` keys, a single project's dependencies at the top.
+    row("pnpm6", PNPM, "vue", Version("3.4.21")),
+    row("pnpm6", PNPM, "@vue/shared", Version("3.4.21")),
+    row("pnpm6", PNPM, "vite", Version("5.1.6")),
+    // yarn berry: a `patch:` entry is the release it patches; the workspace is the root.
+    row("yarn-berry", YARN, "resolve", Version("1.22.8")),
+    row("yarn-berry", YARN, "typescript", Version("5.7.2")),
+    row("yarn-berry", YARN, "lodash", Version("4.17.21")),
+    row("yarn-berry", YARN, "function-bind", Version("1.1.2")),
+    row("yarn-berry", YARN, "acme-site", Fails("memorix::pins::not_pinned", "acme-site")),
+    // yarn classic: no roots recorded, so two versions need the mount's choice.
+    row("yarn-classic", YARN, "lodash", Version("4.17.21")),
+    row("yarn-classic", YARN, "@babel/code-frame", Version("7.23.5")),
+    row(
+        "yarn-classic",
+        YARN,
+        "chalk",
+        Fails("memorix::pins::ambiguous", "yarn.lock does not record which one"),
+    ),
+    chosen("yarn-classic", YARN, "chalk", "4.1.2", Version("4.1.2")),
+    // Pipfile.lock: default and develop disagree on httpx.
+    row("pipfile", PIPFILE, "certifi", Version("2024.8.30")),
+    row("pipfile", PIPFILE, "pytest", Version("8.3.3")),
+    row(
+        "pipfile",
+        PIPFILE,
+        "httpx",
+        Fails("memorix::pins::ambiguous", "Pipfile.lock:43: httpx 0.28.1 (develop)"),
+    ),
+    chosen("pipfile", PIPFILE, "httpx", "0.27.2", Version("0.27.2")),
+    row(
+        "pipfile",
+        PIPFILE,
+        "acme-tools",
+        Fails("memorix::pins::unpinned", "(only `@ https://github.com/acme/tools.git`)"),
+    ),
+    // pylock.toml (PEP 751): markers choose among versions.
+    row("pylock", PYLOCK, "anyio", Version("4.8.0")),
+    row("pylock", PYLOCK, "numpy", Fails("memorix::pins::markers_needed", "numpy 2.2.2")),
+    target("pylock", PYLOCK, &[("python_version", "3.12")], "numpy", Version("2.2.2")),
+    target("pylock", PYLOCK, &[("python_version", "3.10")], "numpy", Version("2.1.3")),
+    row(
+        "pylock",
+        PYLOCK,
+        "acme-app",
+        Fails(
+            "memorix::pins::unversioned",
+            "pylock.toml:28: acme-app is listed in pylock.toml without a version",
+        ),
+    ),
+    // pdm.lock.
+    row("pdm", PDM, "click", Version("8.1.8")),
+    row("pdm", PDM, "pytest", Version("8.3.4")),
+    target(
+        "pdm",
+        PDM,
+        &[("platform_system", "Linux")],
+        "colorama",
+        Fails("memorix::pins::excluded_by_markers", "pdm.lock:28: colorama 0.4.6"),
+    ),
+    // rye: requirements syntax under other names, and recognised by content.
+    row("rye", &["requirements.lock"], "httpx", Version("0.28.1")),
+    row("rye", &["requirements.lock"], "certifi", Version("2024.12.14")),
+    row("rye", &["requirements-dev.lock"], "ruff", Version("0.9.2")),
+    row("rye", &["dev-deps.lock"], "pytest", Version("8.3.4")),
+    row("rye", &["requirements.lock", "requirements-dev.lock"], "httpx", Version("0.28.1")),
+    // pyproject.toml: exact pins in dependencies, extras and groups; a range is no pin.
+    row("pyproject", PYPROJECT, "httpx", Version("0.28.1")),
+    row("pyproject", PYPROJECT, "pydantic", Version("2.10.4")),
+    row("pyproject", PYPROJECT, "mkdocs-material", Version("9.5.49")),
+    row("pyproject", PYPROJECT, "ruff", Version("0.9.2")),
+    row("pyproject", PYPROJECT, "pytest", Version("8.3.4")),
+    row(
+        "pyproject",
+        PYPROJECT,
+        "rich",
+        Fails(
+            "memorix::pins::unpinned",
+            "pyproject.toml:7: rich is not pinned in pyproject.toml (only `>=13.9`)",
+        ),
+    ),
+    // conda environment files: `name=version`, a channel prefix and build, and `pip:`.
+    row("conda", CONDA, "numpy", Version("1.26.4")),
+    row("conda", CONDA, "pandas", Version("2.2.2")),
+    row("conda", CONDA, "python", Version("3.11")),
+    row("conda", CONDA, "httpx", Version("0.28.1")),
+    row("conda", CONDA, "scipy", Fails("memorix::pins::unpinned", "(only `>=1.11`)")),
+    row("conda", CONDA, "matplotlib", Fails("memorix::pins::unpinned", "named without a version")),
+    row("conda", CONDA, "rich", Fails("memorix::pins::unpinned", "environment.yml:14: rich")),
+    // go.mod: a replace with a version moves the pin; one with a folder is no release.
+    row("go", GOMOD, "github.com/gin-gonic/gin", Version("v1.10.0")),
+    row("go", GOMOD, "golang.org/x/text", Version("v0.15.0")),
+    row("go", GOMOD, "github.com/pkg/errors", Version("v0.9.2-acme.1")),
+    row(
+        "go",
+        GOMOD,
+        "github.com/acme/shared",
+        Fails(
+            "memorix::pins::unversioned",
+            "go.mod:11: github.com/acme/shared is listed in go.mod without a version (replaced by ../shared)",
+        ),
+    ),
+    row(
+        "go",
+        GOMOD,
+        "github.com/acme/other",
+        Fails("memorix::pins::not_pinned", "searched: go.mod [with go.sum]"),
+    ),
+    // composer.lock: `v7.2.1` is release 7.2.1.
+    row("composer", COMPOSER, "symfony/console", Version("7.2.1")),
+    row("composer", COMPOSER, "Guzzlehttp/Guzzle", Version("7.9.2")),
+    row("composer", COMPOSER, "phpunit/phpunit", Version("11.5.2")),
+    // Gemfile.lock: GIT, PATH and GEM sources; platform variants are one release.
+    row("bundler", GEMFILE, "rails", Version("8.0.1.1")),
+    row("bundler", GEMFILE, "activesupport", Version("8.0.1.1")),
+    row("bundler", GEMFILE, "nokogiri", Version("1.18.1")),
+    row("bundler", GEMFILE, "faraday", Version("2.12.2")),
+    row("bundler", GEMFILE, "acme-billing", Version("0.3.0")),
+    // npm workspaces: members are roots; copies under a member's node_modules count.
+    row("npm-workspaces", NPM, "preact", Version("10.25.4")),
+    row("npm-workspaces", NPM, "typescript", Version("5.7.2")),
+    row(
+        "npm-workspaces",
+        NPM,
+        "next",
+        Fails("memorix::pins::ambiguous", "package-lock.json:47: next 13.5.8"),
+    ),
+    chosen("npm-workspaces", NPM, "next", "15.1.6", Version("15.1.6")),
+    // uv.lock: one release from several indexes and with local labels is one version.
+    row("uv-torch", UV, "torch", Local("2.6.0", "2.6.0")),
+    target(
+        "uv-torch",
+        UV,
+        &[("sys_platform", "win32"), ("platform_machine", "AMD64")],
+        "torch",
+        Local("2.6.0+cpu", "2.6.0"),
+    ),
+    row("uv-torch", UV, "serve-core", Version("0.4.0")),
+    row(
+        "uv-torch",
+        UV,
+        "serve-api",
+        Fails(
+            "memorix::pins::unversioned",
+            "uv.lock:15: serve-api is listed in uv.lock without a version (editable+packages/api)",
+        ),
+    ),
+];
+
+/// Loads each row's files from `base` and checks what resolving gives.
+fn check(base: &Path, rows: &[Row]) {
     let mut failures = Vec::new();
-    for r in ROWS {
+    for r in rows {
         let dir = base.join(r.dir);
         let files: Vec<String> = r.files.iter().map(|f| f.to_string()).collect();
         let markers: BTreeMap<String, String> =
@@ -410,9 +624,24 @@ fn corpus_pins_resolve_as_the_files_say() {
         failures.is_empty(),
         "{} of {} rows failed:\n{}",
         failures.len(),
-        ROWS.len(),
+        rows.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn corpus_pins_resolve_as_the_files_say() {
+    let Some(base) = common::corpus("lockfiles") else { return };
+    check(&base, ROWS);
+}
+
+#[test]
+fn fixture_pins_resolve_as_the_files_say() {
+    check(&fixtures(), FIXTURE_ROWS);
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pins")
 }
 
 #[test]

@@ -87,7 +87,19 @@ fn the_format_comes_from_the_file_name() {
         ("npm-shrinkwrap.json", "{}"),
         ("requirements-dev.txt", ""),
         ("requirements.in", ""),
+        ("requirements.lock", ""),
         ("yarn.lock", ""),
+        ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n"),
+        ("Pipfile.lock", "{}"),
+        ("pylock.toml", "lock-version = '1.0'\n"),
+        ("pylock.dev.toml", "lock-version = '1.0'\n"),
+        ("pdm.lock", ""),
+        ("pyproject.toml", "[project]\nname = 'app'\n"),
+        ("environment.yml", "name: app\n"),
+        ("go.mod", "module example.com/app\n"),
+        ("composer.lock", "{}"),
+        ("Gemfile.lock", ""),
+        ("deps.lock", "this is no lockfile\n"),
     ]);
     for (name, eco) in [
         ("Cargo.lock", Ecosystem::Cargo),
@@ -97,11 +109,27 @@ fn the_format_comes_from_the_file_name() {
         ("npm-shrinkwrap.json", Ecosystem::Npm),
         ("requirements-dev.txt", Ecosystem::Python),
         ("requirements.in", Ecosystem::Python),
+        ("requirements.lock", Ecosystem::Python),
+        ("yarn.lock", Ecosystem::Npm),
+        ("pnpm-lock.yaml", Ecosystem::Npm),
+        ("Pipfile.lock", Ecosystem::Python),
+        ("pylock.toml", Ecosystem::Python),
+        ("pylock.dev.toml", Ecosystem::Python),
+        ("pdm.lock", Ecosystem::Python),
+        ("pyproject.toml", Ecosystem::Python),
+        ("environment.yml", Ecosystem::Python),
+        ("go.mod", Ecosystem::Go),
+        ("composer.lock", Ecosystem::Composer),
+        ("Gemfile.lock", Ecosystem::RubyGems),
     ] {
         assert_eq!(p.parse(name).expect(name).ecosystem, eco, "{name}");
     }
-    let e = expect_err(p.parse("yarn.lock"), "memorix::pins::unknown_format");
-    assert!(e.to_string().contains("yarn.lock"), "{e}");
+    let e = expect_err(p.parse("deps.lock"), "memorix::pins::unknown_format");
+    assert!(e.to_string().contains("deps.lock"), "{e}");
+    let help = e.help().expect("help").to_string();
+    for format in ["pnpm-lock.yaml", "yarn.lock", "Pipfile.lock", "pylock.toml", "go.mod", "Gemfile.lock"] {
+        assert!(help.contains(format), "{help}");
+    }
 }
 
 #[test]
@@ -147,6 +175,11 @@ fn requirements_lines_pin_with_extras_local_versions_markers_and_comments() {
             file: "requirements.txt".into(),
             version: "2.0.1+cu117".into(),
             docs_version: "2.0.1".into(),
+            at: "requirements.txt:3".into(),
+            reason: Reason::Only,
+            markers: Some("sys_platform == 'linux'".into()),
+            same_release: Vec::new(),
+            artifacts: Vec::new(),
         }
     );
     assert_eq!(p.resolve(&["requirements.txt"], &[], "flask").expect("flask").library, "flask");
@@ -195,6 +228,8 @@ fn odd_lines_never_fail_a_requirements_file() {
     assert_eq!(
         unpinned,
         [
+            ("b", "@ git+https://github.com/a/b.git#egg=b"),
+            ("pkg", "@ https://example.org/pkg.zip#egg=pkg"),
             ("httpx", ">=0.23"),
             ("numpy", ""),
             ("pandas", "@ git+https://github.com/pandas-dev/pandas.git#egg=pandas"),
