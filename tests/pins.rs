@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use memorix::pins::{Ecosystem, Pins, parse_file};
+use memorix::pins::{Ecosystem, PinnedArtifact, Pins, Reason, ResolvedPin, parse_file};
 use miette::Diagnostic;
 
 /// What resolving one library must give.
@@ -647,8 +647,9 @@ fn fixtures() -> PathBuf {
 #[test]
 fn every_corpus_lockfile_parses() {
     let Some(base) = common::corpus("lockfiles") else { return };
-    // Counts from `grep -c '^\[\[package\]\]'` (TOML), `name==` lines (requirements), and
-    // node_modules entries with a version (JSON).
+    // Counts from `grep -c '^\[\[package\]\]'` (TOML), `name==` lines (requirements),
+    // node_modules entries with a version (JSON), `packages:` keys (pnpm) and entries other
+    // than the workspace (yarn).
     let cases: &[(&str, Ecosystem, usize)] = &[
         ("ripgrep/0.10.0/Cargo.lock", Ecosystem::Cargo, 86),
         ("ripgrep/12.1.1/Cargo.lock", Ecosystem::Cargo, 65),
@@ -678,10 +679,238 @@ fn every_corpus_lockfile_parses() {
         ("uv/crates/uv-requirements-txt/test-data/requirements-txt/hash.txt", Ecosystem::Python, 0),
         ("uv/crates/uv-requirements-txt/test-data/requirements-txt/empty.txt", Ecosystem::Python, 0),
         ("uv/crates/uv-requirements-txt/test-data/requirements-txt/for-poetry.txt", Ecosystem::Python, 2),
+        ("pnpm/pnpm11/__fixtures__/circular/pnpm-lock.yaml", Ecosystem::Npm, 4),
+        ("pnpm/pnpm11/__fixtures__/fixture/pnpm-lock.yaml", Ecosystem::Npm, 12),
+        ("pnpm/pnpm11/__fixtures__/has-yarn-lock/yarn.lock", Ecosystem::Npm, 2),
+        ("pnpm/pnpm11/__fixtures__/has-yarn2-lock/yarn.lock", Ecosystem::Npm, 13),
     ];
     for (rel, eco, count) in cases {
         let file = parse_file(&base.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
         assert_eq!((file.ecosystem, file.pins.len()), (*eco, *count), "{rel}");
         assert!(file.pins.iter().all(|p| p.line > 0), "{rel}: a pin without a line");
     }
+}
+
+/// Resolves `library` from `files` in `dir` (no target, no mount version).
+fn resolved(dir: &Path, files: &[&str], library: &str) -> ResolvedPin {
+    let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+    let pins = Pins::load(dir, &files, &BTreeMap::new()).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    pins.resolve(library, None).unwrap_or_else(|e| panic!("{library}: {e}"))
+}
+
+/// The hashes recorded for `library`, in file order.
+fn hashes(dir: &Path, files: &[&str], library: &str) -> Vec<String> {
+    resolved(dir, files, library).artifacts.into_iter().filter_map(|a| a.hash).collect()
+}
+
+#[test]
+fn artifact_hashes_are_the_ones_the_corpus_lockfiles_record() {
+    let Some(base) = common::corpus("lockfiles") else { return };
+    // Cargo.lock v4 `checksum`, and v1's `[metadata]` checksums: the .crate's sha256.
+    let regex = resolved(&base.join("ripgrep/15.1.0"), CARGO, "regex");
+    assert_eq!(
+        regex.artifacts,
+        [PinnedArtifact {
+            file: Some("regex-1.12.2.crate".into()),
+            url: None,
+            hash: Some("sha256:843bc0191f75f3e22651ae5f1e72939ab2f72a4bc30fa80a066bd66edefc24d4".into()),
+        }]
+    );
+    assert_eq!(
+        hashes(&base.join("ripgrep/0.10.0"), CARGO, "regex"),
+        ["sha256:2069749032ea3ec200ca51e4a31df41759190a88edca0d2d86ee8bedf7073341"]
+    );
+    // uv.lock sdist and wheels, with their URLs.
+    let werkzeug = resolved(&base.join("flask/HEAD"), UV, "werkzeug");
+    assert_eq!(werkzeug.artifacts.len(), 2);
+    assert_eq!(werkzeug.artifacts[0].file.as_deref(), Some("werkzeug-3.1.8.tar.gz"));
+    assert_eq!(
+        werkzeug.artifacts[0].hash.as_deref(),
+        Some("sha256:9bad61a4268dac112f1c5cd4630a56ede601b6ed420300677a869083d70a4c44")
+    );
+    assert_eq!(werkzeug.artifacts[1].file.as_deref(), Some("werkzeug-3.1.8-py3-none-any.whl"));
+    assert!(
+        werkzeug.artifacts[1]
+            .url
+            .as_deref()
+            .is_some_and(|u| u.starts_with("https://files.pythonhosted.org/"))
+    );
+    // poetry.lock 2.x `files`, and 1.x `[metadata.files]`.
+    let anyio = resolved(&base.join("poetry/HEAD"), POETRY, "anyio");
+    assert_eq!(anyio.artifacts[0].file.as_deref(), Some("anyio-4.13.0-py3-none-any.whl"));
+    assert_eq!(
+        anyio.artifacts[0].hash.as_deref(),
+        Some("sha256:08b310f9e24a9594186fd75b4f73f4a4152069e3853f1ed8bfbf58369f4ad708")
+    );
+    assert_eq!(
+        hashes(&base.join("poetry/1.0.10"), POETRY, "appdirs"),
+        [
+            "sha256:a841dacd6b99318a741b166adb07e19ee71a274450e68237b4650ca1055ab128",
+            "sha256:7d5d0167b2b1ba821647616af46a749d1c653740dd0d2415100fe26e27afdf41"
+        ]
+    );
+    // package-lock.json `integrity` (SRI) and `resolved`.
+    let lodash = resolved(&base.join("vscode-copilot-chat"), NPM, "lodash");
+    assert_eq!(
+        lodash.artifacts,
+        [PinnedArtifact {
+            file: Some("lodash-4.17.23.tgz".into()),
+            url: Some("https://registry.npmjs.org/lodash/-/lodash-4.17.23.tgz".into()),
+            hash: Some(
+                "sha512-LgVTMpQtIopCi79SJeDiP0TfWi5CNEc/L/aRdTh3yIvmZXTnheWpKjSZhnvMl8iXbC1tFg9gdHHDMLoV7CnG+w==".into()
+            ),
+        }]
+    );
+    // requirements `--hash` options, any of which pip accepts.
+    assert_eq!(
+        hashes(&base.join("warehouse/requirements"), &["main.txt"], "alembic"),
+        [
+            "sha256:4e02ed2aa796bd179965041afa092c55b51fb077de19d61835673cc80672c01c",
+            "sha256:5334f32314fb2a56d86b4c4dd1ae34b08c03cae4cb888bc699942104d66bc245"
+        ]
+    );
+    // pnpm `resolution.integrity`; yarn classic `integrity`; berry's checksum is of yarn's zip.
+    assert_eq!(
+        hashes(&base.join("pnpm/pnpm11/__fixtures__/fixture"), PNPM, "is-positive"),
+        ["sha512-8ND1j3y9/HP94TOvGzr69/FgbkX2ruOldhLEsTWwcJVfo4oRjwemJmJxt7RJkKYH8tz7vYBP9JcKQY8CLuJ90Q=="]
+    );
+    let yarn =
+        resolved(&base.join("pnpm/pnpm11/__fixtures__/has-yarn-lock"), YARN, "@pnpm.e2e/pkg-with-1-dep");
+    assert_eq!(
+        yarn.artifacts[0].hash.as_deref(),
+        Some(
+            "sha512-tZBohBD7WeOtm0hBUQl0FlPvuTwyrdSn2V45P4jd2arjwKxM5YULEAtD1J42bKuEOJls4vS4/1v3lgS8qTfA2Q=="
+        )
+    );
+    assert!(
+        yarn.artifacts[0].url.as_deref().is_some_and(
+            |u| u.ends_with("pkg-with-1-dep-100.0.0.tgz#2845d276feb3153c4abc107728ddbe0f7ce75a45")
+        )
+    );
+    assert_eq!(
+        resolved(&base.join("pnpm/pnpm11/__fixtures__/has-yarn2-lock"), YARN, "minimatch").artifacts,
+        []
+    );
+}
+
+#[test]
+fn artifact_hashes_of_the_fixture_formats() {
+    let f = fixtures();
+    assert_eq!(
+        hashes(&f.join("pipfile"), PIPFILE, "certifi"),
+        [
+            "sha256:922820b53db7a7257ffbda3f597266d435245903d80737e34f8a45ff3e3230d8",
+            "sha256:bec941d2aa8195e248a60b31ff9f0558284cf01a52591ceda73ea9afffd69fd9"
+        ]
+    );
+    let anyio = resolved(&f.join("pylock"), PYLOCK, "anyio");
+    let files: Vec<_> = anyio.artifacts.iter().map(|a| a.file.as_deref().unwrap_or_default()).collect();
+    assert_eq!(files, ["anyio-4.8.0.tar.gz", "anyio-4.8.0-py3-none-any.whl"]);
+    assert_eq!(
+        anyio.artifacts[0].hash.as_deref(),
+        Some("sha256:1d9fe889df5212298c0c0723fa20479d1b94883a2df44bd3897aa91083316f7a")
+    );
+    assert_eq!(
+        hashes(&f.join("pdm"), PDM, "click"),
+        [
+            "sha256:63c132bbbed01578a06712a2d1f497bb62d9c1c0d329b7903a866228027263b2",
+            "sha256:ed53c9d8990d83c2a27deae68e4ee337473f6330c040a31d4225c9574d16096a"
+        ]
+    );
+    assert_eq!(
+        hashes(&f.join("go"), GOMOD, "github.com/gin-gonic/gin"),
+        ["h1:nTuyha1TYqgedzytsKYqna+DfLos46nTv2ygFy86HFU="]
+    );
+    // The replacement's hash: it is what is downloaded.
+    assert_eq!(
+        hashes(&f.join("go"), GOMOD, "github.com/pkg/errors"),
+        ["h1:qd3dX0Jp9mH0bXyqPrW0YbW2w8kmZ0cZ6Jp3c1m4Fh8="]
+    );
+    assert_eq!(
+        hashes(&f.join("composer"), COMPOSER, "symfony/console"),
+        ["sha1:9a1c0e4b7d3f6a2c5e8b1d4f7a0c3e6b9d2f5a8c"]
+    );
+    assert_eq!(
+        hashes(&f.join("bundler"), GEMFILE, "faraday"),
+        ["sha256:157339c25c7b8bcb739f5cf1207cb0cefe8fa1c65027266bcbc34c90c84b9ad6"]
+    );
+    let pnpm = resolved(&f.join("pnpm9-workspace"), PNPM, "zod");
+    assert_eq!((pnpm.ecosystem, pnpm.artifacts.len()), (Ecosystem::Npm, 1));
+}
+
+#[test]
+fn uv_local_labels_across_indexes_are_one_release() {
+    let dir = fixtures().join("uv-torch");
+    let torch = resolved(&dir, UV, "torch");
+    assert_eq!((torch.version.as_str(), torch.docs_version.as_str()), ("2.6.0", "2.6.0"));
+    assert_eq!(torch.same_release, ["2.6.0+cpu", "2.6.0+cu124"]);
+    assert_eq!(torch.at, "uv.lock:31");
+    assert_eq!(torch.reason, Reason::Only);
+}
+
+#[test]
+fn a_markers_error_names_each_marker_once_and_a_target_that_settles_it() {
+    let dir = fixtures().join("uv-torch");
+    let pins = Pins::load(&dir, &["uv.lock".to_string()], &BTreeMap::new()).expect("load");
+    let e = pins.resolve("numpy", None).expect_err("two numpy under different markers");
+    assert_eq!(e.code().map(|c| c.to_string()).as_deref(), Some("memorix::pins::markers_needed"));
+    let message = e.to_string();
+    let related: Vec<String> = e.related().expect("sites").map(|r| r.to_string()).collect();
+    let everything = format!("{message}\n{}", related.join("\n"));
+    for marker in ["sys_platform == 'darwin'", "sys_platform == 'win32'"] {
+        assert_eq!(everything.matches(marker).count(), 1, "{everything}");
+    }
+    assert!(everything.len() < 1000, "{} bytes: {everything}", everything.len());
+    // The suggested target declares every variable the markers read, and it settles numpy.
+    let help = e.help().expect("help").to_string();
+    let declared =
+        help.split_once("[pins] markers = { ").and_then(|(_, r)| r.split_once(" }")).expect(&help).0;
+    let markers: BTreeMap<String, String> = declared
+        .split(", ")
+        .map(|kv| {
+            kv.split_once(" = ").map(|(k, v)| (k.to_string(), v.trim_matches('"').to_string())).expect(kv)
+        })
+        .collect();
+    assert!(markers.contains_key("platform_machine") && markers.contains_key("sys_platform"), "{help}");
+    let settled = Pins::load(&dir, &["uv.lock".to_string()], &markers).expect("load").resolve("numpy", None);
+    assert!(settled.is_ok(), "{help}: {settled:?}");
+    assert_eq!(settled.expect("settled").reason, Reason::Target);
+}
+
+#[test]
+fn a_bom_or_utf16_requirements_file_reads_as_pip_reads_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |name: &str, bytes: &[u8]| std::fs::write(dir.path().join(name), bytes).expect("write");
+    write("bom.txt", b"\xEF\xBB\xBFdjango==4.2.17\nsix==1.16.0\n");
+    // `pip freeze > requirements.txt` in Windows PowerShell 5: UTF-16 LE, a BOM, CRLF.
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain("django==4.2.17\r\nsix==1.16.0\r\n".encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    write("freeze.txt", &utf16);
+    for file in ["bom.txt", "freeze.txt"] {
+        let django = resolved(dir.path(), &[file], "django");
+        assert_eq!((django.version.as_str(), django.at.as_str()), ("4.2.17", &*format!("{file}:1")));
+        assert_eq!(resolved(dir.path(), &[file], "six").version, "1.16.0");
+    }
+    write("broken.txt", &[0xFF, 0xFE, 0x64]);
+    let e = Pins::load(dir.path(), &["broken.txt".to_string()], &BTreeMap::new()).expect_err("odd UTF-16");
+    assert_eq!(e.code().map(|c| c.to_string()).as_deref(), Some("memorix::pins::encoding"));
+    assert_eq!(e.to_string(), "broken.txt: the file is not valid UTF-16");
+}
+
+#[test]
+fn not_pinned_names_the_included_files_and_a_vcs_line_naming_the_library() {
+    let dir = fixtures().join("requirements-messages");
+    let pins = Pins::load(&dir, &["requirements.txt".to_string()], &BTreeMap::new()).expect("load");
+    let e = pins.resolve("flask", None).expect_err("flask is nowhere");
+    assert_eq!(
+        e.to_string(),
+        "flask is not pinned in any pin file (searched: requirements.txt [with requirements/base.txt, requirements/constraints.txt])"
+    );
+    let e = pins.resolve("unicode_slugify", None).expect_err("only a VCS line");
+    assert_eq!(e.code().map(|c| c.to_string()).as_deref(), Some("memorix::pins::unpinned"));
+    assert!(e.to_string().starts_with("requirements/base.txt:3: unicode_slugify is not pinned"), "{e}");
+    assert!(e.to_string().contains("#egg=unicode-slugify==0.1.5"), "{e}");
+    assert_eq!(pins.resolve("gunicorn", None).expect("gunicorn").version, "23.0.0");
 }
