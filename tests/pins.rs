@@ -914,3 +914,53 @@ fn not_pinned_names_the_included_files_and_a_vcs_line_naming_the_library() {
     assert!(e.to_string().contains("#egg=unicode-slugify==0.1.5"), "{e}");
     assert_eq!(pins.resolve("gunicorn", None).expect("gunicorn").version, "23.0.0");
 }
+
+#[test]
+fn the_pins_command_shows_each_requested_library_its_line_and_why() {
+    let env = common::TestEnv::new();
+    let lock = std::fs::read_to_string(fixtures().join("uv-torch/uv.lock")).expect("fixture");
+    env.write("uv.lock", &lock);
+    let manifest = |markers: &str| {
+        format!(
+            "[pins]\nfiles = [\"uv.lock\"]\n{markers}\n[mounts.\"libs/torch\"]\nselect = [\"docs/torch/@pin\"]\n\n\
+             [mounts.\"libs/core\"]\nselect = [\"docs/core/@pin\"]\nlibrary = \"serve-core\"\n"
+        )
+    };
+    env.write("memorix.toml", &manifest(""));
+    let out = env.run(&["pins", "-v"]).ok();
+    let expected = "libs/core (docs/core/@pin)\n  serve-core 0.4.0 (python) at uv.lock:26\n  why: the only version pinned\n\
+                    libs/torch (docs/torch/@pin)\n  torch 2.6.0 (python) at uv.lock:31\n  why: the only version pinned\n  \
+                    same release: 2.6.0+cpu, 2.6.0+cu124\n  marker: sys_platform == 'darwin'\n  \
+                    artifact: torch-2.6.0-cp311-none-macosx_11_0_arm64.whl sha256:2bb8987f3bb1ef2675897034402373ddfc8f5ef0e156e2d8cfc47cacafdda4a9\n";
+    assert_eq!(out.stdout, expected);
+
+    env.write(
+        "memorix.toml",
+        &manifest("markers = { sys_platform = \"win32\", platform_machine = \"AMD64\" }"),
+    );
+    let json = env.run(&["pins", "--json"]).ok().json();
+    let torch = &json[1];
+    assert_eq!(torch["mount"], "libs/torch");
+    assert_eq!(
+        (torch["version"].as_str(), torch["docs_version"].as_str()),
+        (Some("2.6.0+cpu"), Some("2.6.0"))
+    );
+    assert_eq!((torch["reason"].as_str(), torch["at"].as_str()), (Some("target"), Some("uv.lock:53")));
+    assert_eq!(torch["ecosystem"], "python");
+    assert_eq!(
+        torch["artifacts"][0]["hash"],
+        "sha256:24c9d3d13b9ea769dd7bd5c11cfa1fc463fd7391397156565484565ca685d908"
+    );
+    let text = env.run(&["pins"]).ok().stdout;
+    assert!(text.contains("  docs: 2.6.0 (the label is stripped)\n"), "{text}");
+    assert!(text.contains("  why: the marker matches [pins] markers\n"), "{text}");
+
+    env.write(
+        "memorix.toml",
+        &manifest("")
+            .replace("docs/core/@pin", "docs/nothere/@pin")
+            .replace("library = \"serve-core\"\n", ""),
+    );
+    let err = env.run(&["pins"]).expect(2).stderr;
+    assert!(err.contains("nothere is not pinned in any pin file (searched: uv.lock)"), "{err}");
+}

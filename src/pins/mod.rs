@@ -51,6 +51,18 @@ pub enum Ecosystem {
 }
 
 impl Ecosystem {
+    /// The name messages and `--json` use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ecosystem::Cargo => "cargo",
+            Ecosystem::Python => "python",
+            Ecosystem::Npm => "npm",
+            Ecosystem::Go => "go",
+            Ecosystem::Composer => "composer",
+            Ecosystem::RubyGems => "rubygems",
+        }
+    }
+
     /// How versions of this ecosystem order, for a mount's `match`.
     pub fn scheme(self) -> Scheme {
         match self {
