@@ -176,6 +176,8 @@ fn composer(v: &str) -> Option<([u64; 4], u8, u64, bool)> {
     let word_end = suffix.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(suffix.len());
     let (word, number) = suffix.split_at(word_end);
     let rank = match word {
+        // `1.0.0-dev` is the development line before 1.0.0, below its alphas.
+        "" if dev => 0,
         "" => 4,
         "dev" => 0,
         "alpha" | "a" => 1,
@@ -285,6 +287,37 @@ mod tests {
         assert_eq!(pick(None, MatchPolicy::Minor, "2.0.3", &["1.10.26", "2.0", "2.11.10"]), Some("2.0"));
         // PEP 440 equality: 2.0 is 2.0.0; local labels are ignored.
         assert_eq!(pick(None, MatchPolicy::Exact, "2.0.0+cu117", &["2.0"]), Some("2.0"));
+    }
+
+    #[test]
+    fn ecosystem_orders_where_they_differ_from_semver() {
+        let less = |scheme, a, b| assert_eq!(compare(scheme, a, b), Some(Ordering::Less), "{a} < {b}");
+        // Go: `v`, pseudo-versions before the release they precede, +incompatible ignored.
+        less(Scheme::Go, "v0.0.0-20191109021931-daa7c04131f5", "v0.0.1");
+        less(Scheme::Go, "v1.9.9", "v1.10.0");
+        assert_eq!(compare(Scheme::Go, "v2.0.0+incompatible", "v2.0.0"), Some(Ordering::Equal));
+        // RubyGems: four segments, letters are prereleases, trailing zeros do not count.
+        less(Scheme::RubyGems, "8.0.1", "8.0.1.1");
+        less(Scheme::RubyGems, "1.0.0.pre", "1.0.0");
+        less(Scheme::RubyGems, "1.0.0.beta2", "1.0.0.rc1");
+        less(Scheme::RubyGems, "2.0.0-x", "2.0.0");
+        assert_eq!(compare(Scheme::RubyGems, "1.0", "1.0.0"), Some(Ordering::Equal));
+        assert!(!parses(Scheme::RubyGems, "1..2") && !parses(Scheme::RubyGems, "x1"));
+        // Composer: `v`, four numbers, stabilities dev < alpha < beta < RC < stable < patch.
+        less(Scheme::Composer, "v1.2.3-RC1", "1.2.3");
+        less(Scheme::Composer, "1.2.3-alpha2", "1.2.3-RC1");
+        less(Scheme::Composer, "1.2.3", "1.2.3-p1");
+        less(Scheme::Composer, "1.2.3", "1.2.3.1");
+        less(Scheme::Composer, "1.2.3-dev", "1.2.3-alpha1");
+        assert!(!parses(Scheme::Composer, "dev-main") && !parses(Scheme::Composer, "1.2.3-4"));
+        // The ecosystem's order picks; versions that do not parse under it fall back.
+        let gems = ["8.0.1", "8.0.1.1", "8.1.0"];
+        assert_eq!(pick(Some(Scheme::RubyGems), MatchPolicy::Minor, "8.0.0", &gems), Some("8.0.1.1"));
+        assert_eq!(
+            pick(Some(Scheme::Go), MatchPolicy::Minor, "v1.2.0", &["v1.2.3", "v1.2.10"]),
+            Some("v1.2.10")
+        );
+        assert_eq!(pick(Some(Scheme::Go), MatchPolicy::Minor, "1.2.0", &["1.2.3", "main"]), None);
     }
 
     #[test]

@@ -321,8 +321,7 @@ pub(crate) fn syntax_at_line(
     message: &str,
     help: &str,
 ) -> PinError {
-    let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
-    let start = start.min(text.len());
+    let start = line_start(text, line);
     syntax(name, text, Some(start..start), what, message, help)
 }
 
@@ -338,6 +337,30 @@ pub(crate) fn unsupported(
     let (src, _) = loc.source();
     let span = Some((span.start, span.end.saturating_sub(span.start)).into());
     PinError::UnsupportedVersion { at: loc.at(), what, help, src, span }
+}
+
+/// An error when `version` (a `"major.minor"` format version such as poetry's `lock-version`)
+/// is newer than `newest_major`, the newest major this reader knows; `what` names the field.
+pub(crate) fn check_major(
+    name: &str,
+    text: &str,
+    version: Option<&toml::Spanned<String>>,
+    newest_major: u64,
+    what: &str,
+) -> Result<()> {
+    let Some(v) = version else { return Ok(()) };
+    let major = v.get_ref().split('.').next().and_then(|m| m.parse::<u64>().ok());
+    if major.is_some_and(|m| m <= newest_major) {
+        return Ok(());
+    }
+    let help = format!("this memorix reads {what} {newest_major}.x; upgrade memorix");
+    Err(unsupported(name, text, v.span(), format!("{what} {}", v.get_ref()), help).into())
+}
+
+/// The byte offset where 1-based `line` of `text` starts.
+pub(crate) fn line_start(text: &str, line: usize) -> usize {
+    let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    start.min(text.len())
 }
 
 /// Help for an I/O failure reading a pin file.

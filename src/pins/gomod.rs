@@ -97,7 +97,7 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
         };
         pin.artifacts = sums
             .get(&(fetched, fetched_version))
-            .map(|h| vec![PinnedArtifact { hash: Some(h.to_string()), ..PinnedArtifact::default() }])
+            .map(|h| vec![PinnedArtifact::hashed(h)])
             .unwrap_or_default();
         file.pins.push(pin);
     }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::error::{Result, syntax};
+use super::error::{Result, line_start, syntax};
 
 /// The top-level object of `text` (a lockfile named `name`, of kind `what`).
 pub(crate) fn object(text: &str, name: &str, what: &'static str, help: &str) -> Result<Map<String, Value>> {
@@ -73,6 +73,5 @@ pub(crate) fn str_at<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
 
 /// The byte offset of 1-based `line` and `column` (serde_json's error position).
 fn offset(text: &str, line: usize, column: usize) -> usize {
-    let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
-    (line_start + column.saturating_sub(1)).min(text.len())
+    (line_start(text, line) + column.saturating_sub(1)).min(text.len())
 }

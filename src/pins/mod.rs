@@ -87,6 +87,13 @@ pub struct PinnedArtifact {
     pub hash: Option<String>,
 }
 
+impl PinnedArtifact {
+    /// An artifact known only by its hash (a requirements `--hash`, a go.sum line).
+    pub fn hashed(hash: &str) -> PinnedArtifact {
+        PinnedArtifact { file: None, url: None, hash: Some(hash.to_string()) }
+    }
+}
+
 /// One pinned package as a file declares it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pin {

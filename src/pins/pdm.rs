@@ -6,7 +6,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{line_of, syntax, unsupported};
+use super::error::{check_major, line_of, syntax};
 use super::{Pin, PinFile, PinnedArtifact};
 
 const HELP: &str = "pdm.lock is generated: run `pdm lock` to write it again";
@@ -47,14 +47,13 @@ struct File {
 pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
     let lock: Lock =
         toml::from_str(text).map_err(|e| syntax(name, text, e.span(), "pdm.lock", e.message(), HELP))?;
-    if let Some(v) = lock.metadata.as_ref().and_then(|m| m.lock_version.as_ref()) {
-        let major = v.get_ref().split('.').next().and_then(|m| m.parse::<u64>().ok());
-        if major.is_none_or(|m| m > NEWEST_MAJOR) {
-            let what = format!("pdm.lock lock_version {}", v.get_ref());
-            let help = format!("this memorix reads pdm.lock lock_version {NEWEST_MAJOR}.x; upgrade memorix");
-            return Err(unsupported(name, text, v.span(), what, help).into());
-        }
-    }
+    check_major(
+        name,
+        text,
+        lock.metadata.as_ref().and_then(|m| m.lock_version.as_ref()),
+        NEWEST_MAJOR,
+        "pdm.lock lock_version",
+    )?;
     for p in &lock.package {
         let mut pin = Pin::new(p.name.get_ref(), &p.version, &file.path, line_of(text, p.name.span().start));
         pin.markers = p.marker.clone();

@@ -47,8 +47,5 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
 /// `"hashes": ["sha256:..."]`: pip accepts an artifact matching any of them.
 fn hashes(entry: &Value) -> Vec<PinnedArtifact> {
     let list = entry.get("hashes").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    list.iter()
-        .filter_map(Value::as_str)
-        .map(|h| PinnedArtifact { hash: Some(h.to_string()), ..PinnedArtifact::default() })
-        .collect()
+    list.iter().filter_map(Value::as_str).map(PinnedArtifact::hashed).collect()
 }

@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 
 use super::error::Result;
-use super::error::{syntax_at_line, unsupported};
+use super::error::{line_start, syntax_at_line, unsupported};
 use super::yaml::{self, Node};
 use super::{Pin, PinFile, PinnedArtifact, url_file_name};
 
@@ -27,7 +27,7 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
     for doc in &docs {
         let major = lockfile_major(doc);
         if let Some((major, line)) = major.filter(|(m, _)| *m > NEWEST) {
-            let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+            let start = line_start(text, line);
             let what = format!("pnpm-lock.yaml lockfileVersion {major}");
             let help = format!("this memorix reads lockfileVersion 5 to {NEWEST}; upgrade memorix");
             return Err(unsupported(name, text, start..start, what, help).into());

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{line_of, syntax, unsupported};
+use super::error::{check_major, line_of, syntax};
 use super::{Ecosystem, Pin, PinFile, PinnedArtifact, normalize};
 
 const HELP: &str = "poetry.lock is generated: run `poetry lock` to write it again";
@@ -81,16 +81,13 @@ struct Source {
 pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
     let lock: Lock =
         toml::from_str(text).map_err(|e| syntax(name, text, e.span(), "poetry.lock", e.message(), HELP))?;
-    if let Some(v) = lock.metadata.as_ref().and_then(|m| m.lock_version.as_ref()) {
-        let major = v.get_ref().split('.').next().and_then(|m| m.parse::<u64>().ok());
-        if major.is_none_or(|m| m > NEWEST_MAJOR) {
-            let what = format!("poetry.lock lock-version {}", v.get_ref());
-            let help = format!(
-                "this memorix reads poetry.lock lock-versions 1.x and {NEWEST_MAJOR}.x; upgrade memorix, or lock with an older poetry"
-            );
-            return Err(unsupported(name, text, v.span(), what, help).into());
-        }
-    }
+    check_major(
+        name,
+        text,
+        lock.metadata.as_ref().and_then(|m| m.lock_version.as_ref()),
+        NEWEST_MAJOR,
+        "poetry.lock lock-version",
+    )?;
     for p in &lock.package {
         let mut pin = Pin::new(p.name.get_ref(), &p.version, &file.path, line_of(text, p.name.span().start));
         pin.markers = match &p.markers {
@@ -125,10 +122,7 @@ fn artifacts(p: &Package, metadata: Option<&Metadata>) -> Vec<PinnedArtifact> {
         .iter()
         .find(|(n, _)| named(n))
         .map(|(_, hashes)| {
-            let hash = |h: &String| PinnedArtifact {
-                hash: Some(format!("sha256:{h}")),
-                ..PinnedArtifact::default()
-            };
+            let hash = |h: &String| PinnedArtifact::hashed(&format!("sha256:{h}"));
             hashes.iter().map(hash).collect()
         })
         .unwrap_or_default()

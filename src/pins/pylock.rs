@@ -8,7 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{line_of, syntax, unsupported};
+use super::error::{check_major, line_of, syntax};
 use super::{Pin, PinFile, PinnedArtifact, url_file_name};
 
 const HELP: &str =
@@ -67,15 +67,7 @@ impl Artifact {
 pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
     let lock: Lock =
         toml::from_str(text).map_err(|e| syntax(name, text, e.span(), "pylock.toml", e.message(), HELP))?;
-    if let Some(v) = &lock.lock_version {
-        let major = v.get_ref().split('.').next().and_then(|m| m.parse::<u64>().ok());
-        if major.is_none_or(|m| m > NEWEST_MAJOR) {
-            let what = format!("pylock.toml lock-version {}", v.get_ref());
-            let help =
-                format!("this memorix reads pylock.toml lock-version {NEWEST_MAJOR}.x; upgrade memorix");
-            return Err(unsupported(name, text, v.span(), what, help).into());
-        }
-    }
+    check_major(name, text, lock.lock_version.as_ref(), NEWEST_MAJOR, "pylock.toml lock-version")?;
     for p in &lock.packages {
         let line = line_of(text, p.name.span().start);
         let mut pin = Pin::new(p.name.get_ref(), p.version.as_deref().unwrap_or(""), &file.path, line);

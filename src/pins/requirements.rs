@@ -160,7 +160,7 @@ fn hashes(line: &str) -> Vec<PinnedArtifact> {
             None => None,
         };
         if let Some(hash) = value.filter(|h| h.contains(':')) {
-            out.push(PinnedArtifact { hash: Some(hash.to_string()), ..PinnedArtifact::default() });
+            out.push(PinnedArtifact::hashed(hash));
         }
     }
     out
