@@ -73,30 +73,50 @@ pub(crate) fn load(text: &str) -> Result<Vec<Node>, Error> {
     // Generated files do not repeat keys; a hand-edited one that does keeps the last, as the
     // tools that read it do.
     loader.allow_duplicate_keys(true);
-    let scan = |e: &saphyr::ScanError| Error { message: e.info().to_string(), line: e.marker().line() };
+    let lines = Lines::new(text);
+    let scan =
+        |e: &saphyr::ScanError| Error { message: e.info().to_string(), line: lines.of(e.marker().index()) };
     parser.load(&mut loader, true).map_err(|e| scan(&e))?;
     if let Some(e) = loader.error() {
         return Err(scan(e));
     }
-    loader.into_documents().iter().map(|doc| convert(doc, 0)).collect()
+    loader.into_documents().iter().map(|doc| convert(doc, &lines, 0)).collect()
 }
 
-fn convert(node: &MarkedYaml, depth: usize) -> Result<Node, Error> {
-    let line = node.span.start.line();
+/// Lines as memorix counts them (after each `\n`). YAML also breaks lines at a lone `\r`, so
+/// the parser's own line numbers can run past the file's.
+struct Lines {
+    /// The character index of every `\n` (the parser's markers count characters).
+    breaks: Vec<usize>,
+}
+
+impl Lines {
+    fn new(text: &str) -> Lines {
+        Lines { breaks: text.chars().enumerate().filter(|(_, c)| *c == '\n').map(|(i, _)| i).collect() }
+    }
+
+    /// The 1-based line of the character at `index`.
+    fn of(&self, index: usize) -> usize {
+        self.breaks.partition_point(|&b| b < index) + 1
+    }
+}
+
+fn convert(node: &MarkedYaml, lines: &Lines, depth: usize) -> Result<Node, Error> {
+    let line = lines.of(node.span.start.index());
     if depth > MAX_DEPTH {
         return Err(Error { message: format!("nested more than {MAX_DEPTH} levels deep"), line });
     }
     let value = match &node.data {
         YamlData::Representation(text, _, _) => Value::Text(text.to_string()),
         YamlData::Sequence(items) => {
-            Value::List(items.iter().map(|n| convert(n, depth + 1)).collect::<Result<_, _>>()?)
+            Value::List(items.iter().map(|n| convert(n, lines, depth + 1)).collect::<Result<_, _>>()?)
         }
         YamlData::Mapping(map) => Value::Map(
             map.iter()
-                .map(|(k, v)| Ok((convert(k, depth + 1)?, convert(v, depth + 1)?)))
+                .map(|(k, v)| Ok((convert(k, lines, depth + 1)?, convert(v, lines, depth + 1)?)))
                 .collect::<Result<_, _>>()?,
         ),
-        YamlData::Tagged(_, inner) => return convert(inner, depth + 1),
+        YamlData::Tagged(_, inner) => return convert(inner, lines, depth + 1),
         // Early parsing is off, so values stay representations; anything else holds no text.
         YamlData::Value(_) | YamlData::Alias(_) | YamlData::BadValue => Value::Text(String::new()),
     };
