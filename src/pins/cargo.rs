@@ -7,7 +7,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{line_of, syntax, unsupported};
+use super::error::{from_toml, line_of, syntax, unsupported};
 use super::{Pin, PinFile, PinnedArtifact};
 
 const HELP: &str = "Cargo.lock is generated: run `cargo generate-lockfile` to write it again";
@@ -30,8 +30,7 @@ struct Named {
 }
 
 pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
-    let located: Located =
-        toml::from_str(text).map_err(|e| syntax(name, text, e.span(), "Cargo.lock", e.message(), HELP))?;
+    let located: Located = from_toml(text, name, "Cargo.lock", HELP)?;
     if let Some(v) = &located.version
         && *v.get_ref() > NEWEST
     {

@@ -312,6 +312,17 @@ pub(crate) fn syntax(
     }
 }
 
+/// `text` (a TOML lockfile named `name`, of kind `what`) deserialized, or a syntax error at
+/// the span the parser names.
+pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    name: &str,
+    what: &'static str,
+    help: &str,
+) -> Result<T> {
+    toml::from_str(text).map_err(|e| syntax(name, text, e.span(), what, e.message(), help).into())
+}
+
 /// [`syntax`] at 1-based `line` (a YAML parser's position) rather than a byte range.
 pub(crate) fn syntax_at_line(
     name: &str,

@@ -36,10 +36,10 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
     let mut checksums: HashMap<(&str, &str), &str> = HashMap::new();
     let mut in_path_spec = false;
     let mut offset = 0;
-    for (i, line) in text.lines().enumerate() {
+    for (i, raw) in text.split_inclusive('\n').enumerate() {
         let start = offset;
-        offset += line.len() + 1;
-        let line = line.trim_end_matches('\r');
+        offset += raw.len();
+        let line = raw.trim_end_matches(['\n', '\r']);
         let indent = line.len() - line.trim_start().len();
         let body = line.trim();
         if indent == 0 && !body.is_empty() {

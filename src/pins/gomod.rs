@@ -11,6 +11,14 @@ use super::{Pin, PinFile, PinnedArtifact, text};
 
 const HELP: &str = "fix the line, or run `go mod tidy` to write go.mod again";
 
+/// A `require`: the module, its version, and whether the main module imports it itself.
+struct Require<'t> {
+    line: usize,
+    module: &'t str,
+    version: &'t str,
+    direct: bool,
+}
+
 /// A `replace` directive: `old [version] => new [version]`.
 struct Replace<'t> {
     version: Option<&'t str>,
@@ -19,13 +27,57 @@ struct Replace<'t> {
 }
 
 pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
-    let mut requires: Vec<(usize, &str, &str, bool)> = Vec::new();
+    let (requires, replaces) = directives(text, name)?;
+    // go.sum confirms what go.mod requires: the hash of each module version's zip.
+    let sum_path = file.path.with_file_name("go.sum");
+    let sum_text = if sum_path.is_file() {
+        let sum_name = Path::new(name).with_file_name("go.sum").display().to_string();
+        let read = text::read(&sum_path, &sum_name)?;
+        file.includes.push(sum_name);
+        Some(read)
+    } else {
+        None
+    };
+    let sums = sum_text.as_deref().map(sum_lines).unwrap_or_default();
+    for r in requires {
+        let replaced = replaces.get(r.module).and_then(|all| {
+            all.iter()
+                .find(|p| p.version == Some(r.version))
+                .or_else(|| all.iter().find(|p| p.version.is_none()))
+        });
+        let mut pin = Pin::new(r.module, r.version, &file.path, r.line);
+        pin.direct = r.direct;
+        let fetched = match replaced {
+            // A folder on disk is the project's own code, not a release.
+            Some(Replace { new, new_version: None, .. }) => {
+                pin.source = Some(format!("replaced by {new}"));
+                file.unversioned.push(Pin { version: String::new(), ..pin });
+                continue;
+            }
+            Some(Replace { new, new_version: Some(v), .. }) => {
+                pin.version = v.to_string();
+                pin.source = Some(format!("replaced by {new} {v}"));
+                (*new, *v)
+            }
+            None => (r.module, r.version),
+        };
+        pin.artifacts = sums.get(&fetched).map(|h| vec![PinnedArtifact::hashed(h)]).unwrap_or_default();
+        file.pins.push(pin);
+    }
+    Ok(())
+}
+
+type Directives<'t> = (Vec<Require<'t>>, HashMap<&'t str, Vec<Replace<'t>>>);
+
+/// The `require` and `replace` directives of `text`, on their own lines or in blocks.
+fn directives<'t>(text: &'t str, name: &str) -> Result<Directives<'t>> {
+    let mut requires = Vec::new();
     let mut replaces: HashMap<&str, Vec<Replace>> = HashMap::new();
     let mut block: Option<&str> = None;
-    let mut offset = 0;
-    for (i, raw) in text.lines().enumerate() {
-        let start = offset;
-        offset += raw.len() + 1;
+    let mut start = 0;
+    for (i, raw) in text.split_inclusive('\n').enumerate() {
+        let span = start..start + raw.trim_end().len();
+        start += raw.len();
         let (code, comment) = raw.split_once("//").unwrap_or((raw, ""));
         let words: Vec<&str> = code.split_whitespace().collect();
         let (verb, args) = match (block, words.as_slice()) {
@@ -41,67 +93,36 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
             }
             (None, [verb, args @ ..]) => (*verb, args),
         };
-        let bad = |what: &str| syntax(name, text, Some(start..start + raw.len()), "go.mod", what, HELP);
+        let bad = |what: &str| syntax(name, text, Some(span.clone()), "go.mod", what, HELP);
         match (verb, args) {
             ("require", [module, version]) => {
                 let indirect = comment.trim() == "indirect" || comment.trim().starts_with("indirect;");
-                requires.push((i + 1, unquote(module), version, !indirect));
+                requires.push(Require { line: i + 1, module: unquote(module), version, direct: !indirect });
             }
             ("require", _) => return Err(bad("a require line is `module version`").into()),
             ("replace", [old, rest @ ..]) => {
-                let (version, rest) = match rest {
-                    [v, "=>", rest @ ..] => (Some(*v), rest),
-                    ["=>", rest @ ..] => (None, rest),
-                    _ => return Err(bad("a replace line is `module [version] => new [version]`").into()),
-                };
-                let (new, new_version) = match rest {
-                    [new] => (unquote(new), None),
-                    [new, v] => (unquote(new), Some(*v)),
-                    _ => return Err(bad("a replace line is `module [version] => new [version]`").into()),
-                };
-                replaces.entry(unquote(old)).or_default().push(Replace { version, new, new_version });
+                let replace = replace(rest)
+                    .ok_or_else(|| bad("a replace line is `module [version] => new [version]`"))?;
+                replaces.entry(unquote(old)).or_default().push(replace);
             }
             _ => {}
         }
     }
-    // go.sum confirms what go.mod requires: the hash of each module version's zip.
-    let sum_path = file.path.with_file_name("go.sum");
-    let sum_text = if sum_path.is_file() {
-        let sum_name = Path::new(name).with_file_name("go.sum").display().to_string();
-        let read = text::read(&sum_path, &sum_name)?;
-        file.includes.push(sum_name);
-        Some(read)
-    } else {
-        None
+    Ok((requires, replaces))
+}
+
+/// `[version] => new [version]`, the words of a replace line after the old module.
+fn replace<'t>(rest: &[&'t str]) -> Option<Replace<'t>> {
+    let (version, rest) = match rest {
+        [v, "=>", rest @ ..] => (Some(*v), rest),
+        ["=>", rest @ ..] => (None, rest),
+        _ => return None,
     };
-    let sums = sum_text.as_deref().map(sum_lines).unwrap_or_default();
-    for (line, module, version, direct) in requires {
-        let replace = replaces.get(module).and_then(|r| {
-            r.iter().find(|r| r.version == Some(version)).or_else(|| r.iter().find(|r| r.version.is_none()))
-        });
-        let mut pin = Pin::new(module, version, &file.path, line);
-        pin.direct = direct;
-        let (fetched, fetched_version) = match replace {
-            // A folder on disk is the project's own code, not a release.
-            Some(Replace { new, new_version: None, .. }) => {
-                pin.source = Some(format!("replaced by {new}"));
-                file.unversioned.push(Pin { version: String::new(), ..pin });
-                continue;
-            }
-            Some(Replace { new, new_version: Some(v), .. }) => {
-                pin.version = v.to_string();
-                pin.source = Some(format!("replaced by {new} {v}"));
-                (*new, *v)
-            }
-            None => (module, version),
-        };
-        pin.artifacts = sums
-            .get(&(fetched, fetched_version))
-            .map(|h| vec![PinnedArtifact::hashed(h)])
-            .unwrap_or_default();
-        file.pins.push(pin);
+    match rest {
+        [new] => Some(Replace { version, new: unquote(new), new_version: None }),
+        [new, v] => Some(Replace { version, new: unquote(new), new_version: Some(*v) }),
+        _ => None,
     }
-    Ok(())
 }
 
 /// `"example.com/m"` -> `example.com/m` (go.mod may quote a module path).

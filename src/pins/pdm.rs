@@ -6,7 +6,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{check_major, line_of, syntax};
+use super::error::{check_major, from_toml, line_of};
 use super::{Pin, PinFile, PinnedArtifact};
 
 const HELP: &str = "pdm.lock is generated: run `pdm lock` to write it again";
@@ -45,8 +45,7 @@ struct File {
 }
 
 pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
-    let lock: Lock =
-        toml::from_str(text).map_err(|e| syntax(name, text, e.span(), "pdm.lock", e.message(), HELP))?;
+    let lock: Lock = from_toml(text, name, "pdm.lock", HELP)?;
     check_major(
         name,
         text,

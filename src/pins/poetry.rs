@@ -10,7 +10,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{check_major, line_of, syntax};
+use super::error::{check_major, from_toml, line_of};
 use super::{Ecosystem, Pin, PinFile, PinnedArtifact, normalize};
 
 const HELP: &str = "poetry.lock is generated: run `poetry lock` to write it again";
@@ -79,8 +79,7 @@ struct Source {
 }
 
 pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
-    let lock: Lock =
-        toml::from_str(text).map_err(|e| syntax(name, text, e.span(), "poetry.lock", e.message(), HELP))?;
+    let lock: Lock = from_toml(text, name, "poetry.lock", HELP)?;
     check_major(
         name,
         text,

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{check_major, line_of, syntax};
+use super::error::{check_major, from_toml, line_of};
 use super::{Pin, PinFile, PinnedArtifact, url_file_name};
 
 const HELP: &str =
@@ -65,8 +65,7 @@ impl Artifact {
 }
 
 pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
-    let lock: Lock =
-        toml::from_str(text).map_err(|e| syntax(name, text, e.span(), "pylock.toml", e.message(), HELP))?;
+    let lock: Lock = from_toml(text, name, "pylock.toml", HELP)?;
     check_major(name, text, lock.lock_version.as_ref(), NEWEST_MAJOR, "pylock.toml lock-version")?;
     for p in &lock.packages {
         let line = line_of(text, p.name.span().start);

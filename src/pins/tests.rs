@@ -861,3 +861,57 @@ fn syntax_errors_show_the_file_and_span() {
     assert_eq!(span.line(), 1, "0-based line of the label");
     assert_eq!(span.name(), Some("Cargo.lock"));
 }
+
+#[test]
+fn content_tells_the_format_of_a_file_under_another_name() {
+    let p = Project::new(&[
+        (
+            "locks/web.yaml",
+            "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n      zod:\n        specifier: ^3\n        version: 3.24.1\npackages:\n  zod@3.24.1:\n    resolution: {integrity: sha512-x}\n",
+        ),
+        (
+            "locks/ruby.lock",
+            "GEM\n  remote: https://rubygems.org/\n  specs:\n    rack (3.0.8)\n\nDEPENDENCIES\n  rack\n",
+        ),
+        ("locks/py.lock", "# pinned by hand\nsix==1.16.0\n"),
+        ("locks/go.deps", "module example.com/a\n\nrequire example.com/b v1.2.3\n"),
+        ("locks/php.json", "{\n    \"content-hash\": \"0\",\n    \"packages\": []\n}\n"),
+    ]);
+    for (file, eco, name, version) in [
+        ("locks/web.yaml", Ecosystem::Npm, "zod", "3.24.1"),
+        ("locks/ruby.lock", Ecosystem::RubyGems, "rack", "3.0.8"),
+        ("locks/py.lock", Ecosystem::Python, "six", "1.16.0"),
+        ("locks/go.deps", Ecosystem::Go, "example.com/b", "v1.2.3"),
+    ] {
+        let parsed = p.parse(file).expect(file);
+        assert_eq!(parsed.ecosystem, eco, "{file}");
+        assert_eq!(p.version(&[file], name), version, "{file}");
+    }
+    assert_eq!(p.parse("locks/php.json").expect("composer").ecosystem, Ecosystem::Composer);
+}
+
+#[test]
+fn a_bad_go_mod_line_is_an_error_with_its_line_whatever_the_line_ends() {
+    let p = Project::new(&[("go.mod", "module example.com/a\r\n\r\nrequire (\r\n\texample.com/b\r\n)\r\n")]);
+    let e = expect_err(p.load(&["go.mod"], &[]), "memorix::pins::syntax");
+    assert!(e.to_string().starts_with("go.mod:4: invalid go.mod: a require line is `module version`"), "{e}");
+    let label = e.labels().expect("labels").next().expect("a label");
+    assert_eq!((label.offset(), label.len()), (35, 14));
+}
+
+#[test]
+fn lockfile_versions_newer_than_memorix_reads_are_refused() {
+    let p = Project::new(&[
+        ("pnpm-lock.yaml", "\nlockfileVersion: '10.0'\n"),
+        ("pylock.toml", "lock-version = \"2.0\"\n"),
+        ("pdm.lock", "[metadata]\nlock_version = \"5.0\"\n"),
+    ]);
+    for (file, message) in [
+        ("pnpm-lock.yaml", "pnpm-lock.yaml:2: pnpm-lock.yaml lockfileVersion 10"),
+        ("pylock.toml", "pylock.toml:1: pylock.toml lock-version 2.0"),
+        ("pdm.lock", "pdm.lock:2: pdm.lock lock_version 5.0"),
+    ] {
+        let e = expect_err(p.load(&[file], &[]), "memorix::pins::unsupported_version");
+        assert!(e.to_string().starts_with(message), "{e}");
+    }
+}

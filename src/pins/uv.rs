@@ -6,7 +6,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{line_of, syntax, unsupported};
+use super::error::{from_toml, line_of, unsupported};
 use super::{Ecosystem, Pin, PinFile, PinnedArtifact, normalize, url_file_name};
 
 const HELP: &str = "uv.lock is generated: run `uv lock` to write it again";
@@ -90,8 +90,7 @@ impl Package {
 }
 
 pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
-    let lock: Lock =
-        toml::from_str(text).map_err(|e| syntax(name, text, e.span(), "uv.lock", e.message(), HELP))?;
+    let lock: Lock = from_toml(text, name, "uv.lock", HELP)?;
     if let Some(v) = &lock.version
         && *v.get_ref() > NEWEST
     {
