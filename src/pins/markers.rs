@@ -246,16 +246,23 @@ pub(crate) fn differ(pins: &[&Pin]) -> bool {
 
 /// A target for `[pins] markers` that leaves one release of `pins`, from their own markers:
 /// the variable that settles it (`sys_platform = "win32"`), then every other variable the
-/// markers read with an example value, so that declaring it all evaluates every marker.
-pub(crate) fn settling_assignment(eco: Ecosystem, pins: &[&Pin]) -> String {
+/// markers of `all` (every pin of the library) read, with an example value, so that the
+/// declared target evaluates every marker it will meet.
+pub(crate) fn settling_assignment(eco: Ecosystem, pins: &[&Pin], all: &[&Pin]) -> String {
     // Equalities first: `sys_platform == "linux"` names a value that makes a marker true.
     let mut pairs: Vec<(bool, String, String)> = Vec::new();
     let mut read: BTreeSet<String> = BTreeSet::new();
-    for (text, tree) in pins.iter().filter_map(|p| {
-        let text = p.markers.as_deref()?;
-        Some((text, MarkerTree::from_str(text).ok()?))
-    }) {
-        read.extend(needed(&tree, text));
+    let trees = |of: &[&Pin]| -> Vec<(String, MarkerTree)> {
+        let parsed = of
+            .iter()
+            .filter_map(|p| p.markers.as_deref())
+            .filter_map(|m| Some((m.to_string(), MarkerTree::from_str(m).ok()?)));
+        parsed.collect()
+    };
+    for (text, tree) in trees(all) {
+        read.extend(needed(&tree, &text));
+    }
+    for (_, tree) in trees(pins) {
         for expr in tree.to_dnf().into_iter().flatten() {
             match expr {
                 MarkerExpression::String { key, operator, value } => {

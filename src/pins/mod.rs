@@ -1,10 +1,13 @@
 //! Version pins: a project's lockfiles and requirements files, and the one version of a
 //! requested library they pin (DESIGN.md §9).
 //!
-//! Parsing is lenient where the format is hand-written (requirements files: an odd line is
-//! skipped, so only the requested library has to make sense) and strict where it is generated
-//! (a broken TOML or JSON lockfile is an error). Markers are never evaluated against the
-//! host: only against the target a project declares, so every machine resolves alike.
+//! One module per format (Cargo, Python, npm, Go, Composer and RubyGems lockfiles; see
+//! `format.rs`); each fills a [`PinFile`] with its pins, their roots and the artifact hashes
+//! it records. Parsing is lenient where the format is hand-written (requirements files,
+//! pyproject.toml, environment files: an odd line is skipped, so only the requested library
+//! has to make sense) and strict where it is generated (a broken lockfile is an error).
+//! Markers are never evaluated against the host: only against the target a project declares,
+//! so every machine resolves alike.
 
 mod cargo;
 mod composer;
@@ -484,7 +487,7 @@ impl Pins {
             return Err(PinError::MarkersNeeded {
                 library: library.to_string(),
                 listing: self.listing(&pool),
-                assignment: markers::settling_assignment(eco, &pool),
+                assignment: markers::settling_assignment(eco, &pool, candidates),
                 sites: self.sites(&pool),
             }
             .into());
