@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds every cargo-fuzz target in fuzz/ and runs each for SECONDS (default 60), then prints
-# one line per target: `locator: 1234567 execs in 60 s, 0 crashes`. Not part of CI.
+# one line per target: `locator: 1234567 execs in 60 s, 0 crashes`. Not part of CI. Names
+# after SECONDS run only those targets: `scripts/fuzz.sh 60 pins_pnpm pins_yarn`.
 #
 # cargo-fuzz needs nightly features; on a stable toolchain RUSTC_BOOTSTRAP=1 unlocks them
 # (DESIGN.md §10). Install it with `cargo install cargo-fuzz`.
@@ -13,14 +14,19 @@
 set -euo pipefail
 
 seconds="${1:-60}"
-[[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: scripts/fuzz.sh [SECONDS]" >&2; exit 2; }
+[[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: scripts/fuzz.sh [SECONDS [TARGET...]]" >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export RUSTC_BOOTSTRAP=1
 command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz is missing: cargo install cargo-fuzz" >&2; exit 2; }
 
 targets=(locator manifest lock tree generation records
-         pins_cargo pins_requirements pins_uv pins_poetry pins_npm)
+         pins_cargo pins_requirements pins_uv pins_poetry pins_npm
+         pins_pnpm pins_yarn pins_pipfile pins_pylock pins_pdm pins_pyproject pins_conda
+         pins_gomod pins_composer pins_gemfile pins_detect)
+if (($# > 1)); then
+    targets=("${@:2}")
+fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/memorix-fuzz.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
@@ -50,6 +56,15 @@ for t in "${targets[@]}"; do
         pins_uv) patterns=('uv.lock') ;;
         pins_poetry) patterns=('poetry.lock') ;;
         pins_npm) patterns=('package-lock.json') ;;
+        pins_pnpm) patterns=('pnpm-lock.yaml') ;;
+        pins_yarn) patterns=('yarn.lock') ;;
+        pins_pipfile) patterns=('Pipfile.lock') ;;
+        pins_pylock) patterns=('pylock*.toml') ;;
+        pins_pdm) patterns=('pdm.lock') ;;
+        pins_pyproject) patterns=('pyproject.toml') ;;
+        pins_conda) patterns=('environment*.yml') ;;
+        pins_composer) patterns=('composer.lock') ;;
+        pins_gemfile) patterns=('Gemfile.lock') ;;
         manifest | lock) patterns=('*.toml') ;;
         *) patterns=() ;;
     esac

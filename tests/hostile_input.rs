@@ -64,3 +64,16 @@ fn a_lock_that_locks_a_subtree_as_a_file_is_refused() {
     env.run(&["lock"]).ok();
     assert_eq!(std::fs::read_to_string(&lock).expect("the lock"), good);
 }
+
+/// fuzz target pins_conda (its invariant that a pin's line is inside its file): YAML breaks
+/// lines at a lone `\r` as well, so an environment file full of them had pins "past the end"
+/// by memorix's count (lines end at `\n`), and errors pointed at lines that are not there.
+#[test]
+fn a_yaml_pin_file_with_lone_carriage_returns_gives_lines_inside_it() {
+    let crash: &[u8] = b"name: x\ndependencies:\n  - numpy=1.26.4\n \r\r\r\r\r\r\r\r  - python=3.11\n";
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("environment.yml"), crash).expect("write");
+    let file = parse_file(&dir.path().join("environment.yml")).expect("parses");
+    let lines: Vec<(&str, usize)> = file.pins.iter().map(|p| (p.name.as_str(), p.line)).collect();
+    assert_eq!(lines, [("numpy", 3), ("python", 4)]);
+}

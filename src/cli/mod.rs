@@ -14,6 +14,7 @@ mod lock;
 mod log;
 mod ls;
 mod manpages;
+mod pins;
 mod profile;
 mod quest;
 mod remote;
@@ -108,6 +109,7 @@ enum Command {
     Gc(gc::GcArgs),
     Purge(gc::PurgeArgs),
     Versions(versions::Args),
+    Pins(pins::Args),
     Remote(remote::Args),
     Push(remote::PushArgs),
     Pull(remote::PullArgs),
@@ -198,6 +200,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Gc(a) => gc::run_gc(&ctx, a),
         Command::Purge(a) => gc::run_purge(&ctx, a),
         Command::Versions(a) => versions::run(&ctx, a),
+        Command::Pins(a) => pins::run(&ctx, a),
         Command::Remote(a) => remote::run(&ctx, a),
         Command::Push(a) => remote::push(&ctx, a),
         Command::Pull(a) => remote::pull(&ctx, a),

@@ -14,6 +14,7 @@ pub mod init;
 pub mod lock;
 pub mod log;
 pub mod ls;
+pub mod pins;
 pub mod profile;
 pub mod project;
 pub mod quest;

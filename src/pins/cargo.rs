@@ -1,15 +1,14 @@
 //! `Cargo.lock`, formats v1 to v4, read with the `cargo-lock` crate.
 
 use std::collections::HashSet;
-use std::path::Path;
 use std::str::FromStr;
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::Pin;
 use super::error::Result;
-use super::error::{Loc, PinError, line_of, syntax};
+use super::error::{from_toml, line_of, syntax, unsupported};
+use super::{Pin, PinFile, PinnedArtifact};
 
 const HELP: &str = "Cargo.lock is generated: run `cargo generate-lockfile` to write it again";
 
@@ -30,22 +29,14 @@ struct Named {
     name: Spanned<String>,
 }
 
-pub(super) fn parse(text: &str, name: &str, path: &Path) -> Result<Vec<Pin>> {
-    let located: Located =
-        toml::from_str(text).map_err(|e| syntax(name, text, e.span(), "Cargo.lock", e.message(), HELP))?;
+pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
+    let located: Located = from_toml(text, name, "Cargo.lock", HELP)?;
     if let Some(v) = &located.version
         && *v.get_ref() > NEWEST
     {
-        let loc = Loc { name, text: Some(text), line: line_of(text, v.span().start) };
-        let (src, _) = loc.source();
-        return Err(PinError::UnsupportedVersion {
-            at: loc.at(),
-            what: format!("Cargo.lock format version {}", v.get_ref()),
-            help: format!("this memorix reads Cargo.lock versions 1 to {NEWEST}; upgrade memorix"),
-            src,
-            span: Some(v.span().into()),
-        }
-        .into());
+        let what = format!("Cargo.lock format version {}", v.get_ref());
+        let help = format!("this memorix reads Cargo.lock versions 1 to {NEWEST}; upgrade memorix");
+        return Err(unsupported(name, text, v.span(), what, help).into());
     }
     let lock = cargo_lock::Lockfile::from_str(text)
         .map_err(|e| syntax(name, text, None, "Cargo.lock", &e.to_string(), HELP))?;
@@ -57,17 +48,24 @@ pub(super) fn parse(text: &str, name: &str, path: &Path) -> Result<Vec<Pin>> {
 
     let declared = located.package.iter().map(Some).chain(std::iter::repeat(None));
     let packages = lock.packages.iter().zip(declared).chain(lock.root.iter().zip([located.root.as_ref()]));
-    Ok(packages
-        .map(|(p, at)| Pin {
-            name: p.name.to_string(),
-            version: p.version.to_string(),
-            markers: None,
-            file: path.to_path_buf(),
-            line: at
-                .filter(|n| n.name.get_ref() == p.name.as_str())
-                .map_or(0, |n| line_of(text, n.name.span().start)),
-            direct: direct.contains(&(p.name.as_str(), &p.version)),
-            source: p.source.as_ref().map(|s| s.to_string()),
-        })
-        .collect())
+    for (p, at) in packages {
+        let line = at
+            .filter(|n| n.name.get_ref() == p.name.as_str())
+            .map_or(0, |n| line_of(text, n.name.span().start));
+        let mut pin = Pin::new(p.name.as_str(), &p.version.to_string(), &file.path, line);
+        pin.direct = direct.contains(&(p.name.as_str(), &p.version));
+        pin.source = p.source.as_ref().map(|s| s.to_string());
+        // The checksum is the sha256 of the `.crate` the registry serves.
+        pin.artifacts = p
+            .checksum
+            .iter()
+            .map(|c| PinnedArtifact {
+                file: Some(format!("{}-{}.crate", p.name, p.version)),
+                url: None,
+                hash: Some(format!("sha256:{c}")),
+            })
+            .collect();
+        file.pins.push(pin);
+    }
+    Ok(())
 }

@@ -15,13 +15,17 @@ pub enum PinError {
     Read { path: String, source: io::Error, help: &'static str },
 
     #[error("{path}: memorix does not know this kind of pin file")]
+    #[diagnostic(code(memorix::pins::unknown_format), help("[pins] files may list: {known}"))]
+    UnknownFormat { path: String, known: &'static str },
+
+    #[error("{path}: the file is not valid {encoding}")]
     #[diagnostic(
-        code(memorix::pins::unknown_format),
+        code(memorix::pins::encoding),
         help(
-            "[pins] files may list Cargo.lock, uv.lock (or a script's `<name>.py.lock`), poetry.lock, package-lock.json, npm-shrinkwrap.json and pip requirements files (*.txt, *.in)"
+            "pin files are read as UTF-8, or as UTF-16/UTF-32 when a byte-order mark says so; save the file as UTF-8"
         )
     )]
-    UnknownFormat { path: String },
+    Encoding { path: String, encoding: &'static str },
 
     #[error("{at}: invalid {what}: {message}")]
     #[diagnostic(code(memorix::pins::syntax), help("{help}"))]
@@ -107,6 +111,25 @@ pub enum PinError {
     )]
     NotPinned { library: String, searched: String },
 
+    #[error("{at}: {library} is listed in {file} without a version ({what}): it is not a released version")]
+    #[diagnostic(
+        code(memorix::pins::unversioned),
+        help(
+            "a workspace member is the project's own code, whose version is dynamic; memorix serves the docs of released versions, so mount the member's docs from [sources] without @pin"
+        )
+    )]
+    Unversioned {
+        at: String,
+        library: String,
+        file: String,
+        /// Where the member is, e.g. `editable+packages/app`.
+        what: String,
+        #[source_code]
+        src: Option<NamedSource<String>>,
+        #[label("no version")]
+        span: Option<SourceSpan>,
+    },
+
     #[error("every pin of {library} has a marker that [pins] markers makes false:\n{listing}")]
     #[diagnostic(
         code(memorix::pins::excluded_by_markers),
@@ -163,14 +186,14 @@ pub enum PinError {
     #[diagnostic(
         code(memorix::pins::markers_needed),
         help(
-            "markers are never read from this machine; declare the target, e.g. add to memorix.toml:  [pins] markers = {{ {variable} = \"{value}\" }}"
+            "markers are never read from this machine; declare the target, e.g. add to memorix.toml:  [pins] markers = {{ {assignment} }}"
         )
     )]
     MarkersNeeded {
         library: String,
         listing: String,
-        variable: String,
-        value: String,
+        /// `sys_platform = "linux", platform_machine = "x86_64"`: every variable the markers read.
+        assignment: String,
         #[related]
         sites: Vec<PinSite>,
     },
@@ -287,6 +310,68 @@ pub(crate) fn syntax(
         src: Some(NamedSource::new(name, text.to_string())),
         span: span.map(|s| (s.start, s.end.saturating_sub(s.start)).into()),
     }
+}
+
+/// `text` (a TOML lockfile named `name`, of kind `what`) deserialized, or a syntax error at
+/// the span the parser names.
+pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    name: &str,
+    what: &'static str,
+    help: &str,
+) -> Result<T> {
+    toml::from_str(text).map_err(|e| syntax(name, text, e.span(), what, e.message(), help).into())
+}
+
+/// [`syntax`] at 1-based `line` (a YAML parser's position) rather than a byte range.
+pub(crate) fn syntax_at_line(
+    name: &str,
+    text: &str,
+    line: usize,
+    what: &'static str,
+    message: &str,
+    help: &str,
+) -> PinError {
+    let start = line_start(text, line);
+    syntax(name, text, Some(start..start), what, message, help)
+}
+
+/// The error for a lockfile whose format version (at byte range `span`) is newer than memorix reads.
+pub(crate) fn unsupported(
+    name: &str,
+    text: &str,
+    span: std::ops::Range<usize>,
+    what: String,
+    help: String,
+) -> PinError {
+    let loc = Loc { name, text: Some(text), line: line_of(text, span.start) };
+    let (src, _) = loc.source();
+    let span = Some((span.start, span.end.saturating_sub(span.start)).into());
+    PinError::UnsupportedVersion { at: loc.at(), what, help, src, span }
+}
+
+/// An error when `version` (a `"major.minor"` format version such as poetry's `lock-version`)
+/// is newer than `newest_major`, the newest major this reader knows; `what` names the field.
+pub(crate) fn check_major(
+    name: &str,
+    text: &str,
+    version: Option<&toml::Spanned<String>>,
+    newest_major: u64,
+    what: &str,
+) -> Result<()> {
+    let Some(v) = version else { return Ok(()) };
+    let major = v.get_ref().split('.').next().and_then(|m| m.parse::<u64>().ok());
+    if major.is_some_and(|m| m <= newest_major) {
+        return Ok(());
+    }
+    let help = format!("this memorix reads {what} {newest_major}.x; upgrade memorix");
+    Err(unsupported(name, text, v.span(), format!("{what} {}", v.get_ref()), help).into())
+}
+
+/// The byte offset where 1-based `line` of `text` starts.
+pub(crate) fn line_start(text: &str, line: usize) -> usize {
+    let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    start.min(text.len())
 }
 
 /// Help for an I/O failure reading a pin file.

@@ -13,7 +13,7 @@ use pep508_rs::{
 
 use super::error::PinError;
 use super::error::Result;
-use super::{Pin, Site};
+use super::{Ecosystem, Pin, Site};
 
 /// The PEP 508 environment marker variables, by their current names.
 const VARIABLES: [&str; 12] = [
@@ -176,10 +176,17 @@ impl Target {
 
 /// How to declare `variable`, with an example value of the right kind.
 fn undeclared_help(variable: &str) -> String {
-    let example = match variable {
-        "python_full_version" => {
-            return "add it to the target in memorix.toml, e.g.  [pins] markers = { python_full_version = \"3.12.4\" }  (python_version = \"3.12\" is enough for a marker that tests no patch release)".into();
-        }
+    if variable == "python_full_version" {
+        return "add it to the target in memorix.toml, e.g.  [pins] markers = { python_full_version = \"3.12.4\" }  (python_version = \"3.12\" is enough for a marker that tests no patch release)".into();
+    }
+    let example = example_value(variable);
+    format!("add it to the target in memorix.toml, e.g.  [pins] markers = {{ {variable} = \"{example}\" }}")
+}
+
+/// A typical value of the marker variable `variable`.
+fn example_value(variable: &str) -> String {
+    match variable {
+        "python_full_version" => "3.12.4",
         "python_version" => "3.12",
         "implementation_version" => "3.12.4",
         "sys_platform" => "linux",
@@ -188,8 +195,8 @@ fn undeclared_help(variable: &str) -> String {
         "os_name" => "posix",
         "implementation_name" | "platform_python_implementation" => "cpython",
         _ => "...",
-    };
-    format!("add it to the target in memorix.toml, e.g.  [pins] markers = {{ {variable} = \"{example}\" }}")
+    }
+    .to_string()
 }
 
 /// The variables `tree` reads. The marker algebra turns `python_version` into
@@ -237,12 +244,25 @@ pub(crate) fn differ(pins: &[&Pin]) -> bool {
     pins.iter().any(|p| p.markers != pins[0].markers)
 }
 
-/// A `variable = "value"` for `[pins] markers` that leaves one version of `pins`, taken from
-/// their own markers; when no single variable settles it, the first equality they test.
-pub(crate) fn settling_assignment(pins: &[&Pin]) -> (String, String) {
+/// A target for `[pins] markers` that leaves one release of `pins`, from their own markers:
+/// the variable that settles it (`sys_platform = "win32"`), then every other variable the
+/// markers of `all` (every pin of the library) read, with an example value, so that the
+/// declared target evaluates every marker it will meet.
+pub(crate) fn settling_assignment(eco: Ecosystem, pins: &[&Pin], all: &[&Pin]) -> String {
     // Equalities first: `sys_platform == "linux"` names a value that makes a marker true.
     let mut pairs: Vec<(bool, String, String)> = Vec::new();
-    for tree in pins.iter().filter_map(|p| MarkerTree::from_str(p.markers.as_deref()?).ok()) {
+    let mut read: BTreeSet<String> = BTreeSet::new();
+    let trees = |of: &[&Pin]| -> Vec<(String, MarkerTree)> {
+        let parsed = of
+            .iter()
+            .filter_map(|p| p.markers.as_deref())
+            .filter_map(|m| Some((m.to_string(), MarkerTree::from_str(m).ok()?)));
+        parsed.collect()
+    };
+    for (text, tree) in trees(all) {
+        read.extend(needed(&tree, &text));
+    }
+    for (_, tree) in trees(pins) {
         for expr in tree.to_dnf().into_iter().flatten() {
             match expr {
                 MarkerExpression::String { key, operator, value } => {
@@ -271,13 +291,23 @@ pub(crate) fn settling_assignment(pins: &[&Pin]) -> (String, String) {
                 Err(_) => return false,
             }
         }
-        super::distinct_versions(&admitted).len() == 1
+        super::releases(eco, &admitted).len() == 1
     };
-    let settling = pairs.iter().find(|(_, var, value)| settles(var, value));
-    settling
-        .or(pairs.first())
+    let settling = pairs.iter().find(|(_, var, value)| settles(var, value)).or(pairs.first());
+    let (var, value) = settling
         .map(|(_, var, value)| (var.clone(), value.clone()))
-        .unwrap_or_else(|| ("sys_platform".into(), "linux".into()))
+        .unwrap_or_else(|| ("sys_platform".into(), "linux".into()));
+    let mut out = vec![format!("{var} = \"{value}\"")];
+    // `python_version` settles what the file wrote as `python_full_version` at a minor boundary.
+    let covered = |v: &str| v == var || (var == "python_version" && v == "python_full_version");
+    for other in read.iter().filter(|v| !covered(v)) {
+        let example = pairs
+            .iter()
+            .find(|(_, v, _)| v == other)
+            .map_or_else(|| example_value(other), |(_, _, x)| x.clone());
+        out.push(format!("{other} = \"{example}\""));
+    }
+    out.join(", ")
 }
 
 /// Assignments to try for a version bound: a Python version as `python_version = "X.Y"`

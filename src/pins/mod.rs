@@ -1,25 +1,45 @@
 //! Version pins: a project's lockfiles and requirements files, and the one version of a
 //! requested library they pin (DESIGN.md §9).
 //!
-//! Parsing is lenient where the format is hand-written (requirements files: an odd line is
-//! skipped, so only the requested library has to make sense) and strict where it is generated
-//! (a broken TOML or JSON lockfile is an error). Markers are never evaluated against the
-//! host: only against the target a project declares, so every machine resolves alike.
+//! One module per format (Cargo, Python, npm, Go, Composer and RubyGems lockfiles; see
+//! `format.rs`); each fills a [`PinFile`] with its pins, their roots and the artifact hashes
+//! it records. Parsing is lenient where the format is hand-written (requirements files,
+//! pyproject.toml, environment files: an odd line is skipped, so only the requested library
+//! has to make sense) and strict where it is generated (a broken lockfile is an error).
+//! Markers are never evaluated against the host: only against the target a project declares,
+//! so every machine resolves alike.
 
 mod cargo;
+mod composer;
+mod conda;
 mod error;
+mod format;
+mod gemfile;
+mod gomod;
+mod json;
 mod markers;
 mod npm;
+mod pdm;
+mod pipfile;
+mod pnpm;
 mod poetry;
+mod pylock;
+mod pyproject;
 mod requirements;
+mod text;
 mod uv;
+mod yaml;
+mod yarn;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use error::{Loc, read_error};
+use error::Loc;
 pub use error::{PinError, PinSite, Result};
+use format::Format;
 use markers::Target;
+
+use crate::model::version::Scheme;
 
 /// The package ecosystem of a pin file: names normalise and versions compare per ecosystem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -28,6 +48,53 @@ pub enum Ecosystem {
     Cargo,
     Python,
     Npm,
+    Go,
+    Composer,
+    RubyGems,
+}
+
+impl Ecosystem {
+    /// The name messages and `--json` use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ecosystem::Cargo => "cargo",
+            Ecosystem::Python => "python",
+            Ecosystem::Npm => "npm",
+            Ecosystem::Go => "go",
+            Ecosystem::Composer => "composer",
+            Ecosystem::RubyGems => "rubygems",
+        }
+    }
+
+    /// How versions of this ecosystem order, for a mount's `match`.
+    pub fn scheme(self) -> Scheme {
+        match self {
+            Ecosystem::Cargo | Ecosystem::Npm => Scheme::Semver,
+            Ecosystem::Python => Scheme::Pep440,
+            Ecosystem::Go => Scheme::Go,
+            Ecosystem::Composer => Scheme::Composer,
+            Ecosystem::RubyGems => Scheme::RubyGems,
+        }
+    }
+}
+
+/// What a pin file records about one release artifact of a pin, for fetching and verifying
+/// it (DESIGN.md §13.1). Any part may be missing: a requirements `--hash` names no file.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PinnedArtifact {
+    /// The artifact's file name, e.g. `httpx-0.28.1-py3-none-any.whl`.
+    pub file: Option<String>,
+    /// Where the pin file says it is downloaded from.
+    pub url: Option<String>,
+    /// In the source's own notation: `sha256:<hex>`, SRI `sha512-<base64>`, go.sum `h1:<base64>`.
+    pub hash: Option<String>,
+}
+
+impl PinnedArtifact {
+    /// An artifact known only by its hash (a requirements `--hash`, a go.sum line).
+    pub fn hashed(hash: &str) -> PinnedArtifact {
+        PinnedArtifact { file: None, url: None, hash: Some(hash.to_string()) }
+    }
 }
 
 /// One pinned package as a file declares it.
@@ -43,10 +110,28 @@ pub struct Pin {
     pub file: PathBuf,
     /// 1-based line of the declaration (best effort for TOML/JSON; 0 if unknown).
     pub line: usize,
-    /// Depended on directly by a root/workspace package (Cargo, uv, npm); true for requirements.
+    /// Depended on directly by a root: a workspace member or the project itself.
     pub direct: bool,
-    /// Cargo/uv/poetry source (registry URL, git URL); same version from two sources is ONE version.
+    /// Where it comes from (registry URL, git URL); same version from two sources is ONE version.
     pub source: Option<String>,
+    /// The release artifacts the file records for it, with their hashes.
+    pub artifacts: Vec<PinnedArtifact>,
+}
+
+impl Pin {
+    /// A pin declared at `line` of `file`, not known to be direct, without markers or source.
+    pub fn new(name: &str, version: &str, file: &Path, line: usize) -> Pin {
+        Pin {
+            name: name.to_string(),
+            version: version.to_string(),
+            markers: None,
+            file: file.to_path_buf(),
+            line,
+            direct: false,
+            source: None,
+            artifacts: Vec::new(),
+        }
+    }
 }
 
 /// A parsed pin file.
@@ -56,65 +141,68 @@ pub struct PinFile {
     pub path: PathBuf,
     pub ecosystem: Ecosystem,
     pub pins: Vec<Pin>,
-    /// Requirements lines that name a package with only a range (`httpx>=0.23`), not `==`;
-    /// `version` holds the specifier text, e.g. ">=0.23" (empty for a bare name, `@ URL` for
-    /// a URL).
+    /// Packages named with only a range (`httpx>=0.23`), not `==`; `version` holds the
+    /// specifier text, e.g. ">=0.23" (empty for a bare name, `@ URL` for a URL or VCS line).
     pub unpinned: Vec<Pin>,
+    /// Packages the file lists without any version: workspace members with a dynamic version.
+    pub unversioned: Vec<Pin>,
+    /// Files read through this one (`-r`/`-c` includes, go.sum), as shown in messages.
+    pub includes: Vec<String>,
+    /// Whether the file says which packages the roots depend on directly; when it does not,
+    /// several versions of one library are settled only by markers or the mount's version.
+    records_direct: bool,
 }
 
-/// Parses one pin file; the format is chosen by file name: `Cargo.lock`; `uv.lock`;
-/// `poetry.lock`; `package-lock.json` / `npm-shrinkwrap.json`; any other `*.txt` / `*.in`
-/// is a pip requirements file.
+impl PinFile {
+    fn new(path: &Path, format: Format) -> PinFile {
+        PinFile {
+            path: path.to_path_buf(),
+            ecosystem: format.ecosystem(),
+            pins: Vec::new(),
+            unpinned: Vec::new(),
+            unversioned: Vec::new(),
+            includes: Vec::new(),
+            records_direct: format.records_direct(),
+        }
+    }
+}
+
+/// Parses one pin file. The format comes from the file name when it is one a tool writes
+/// (`Cargo.lock`, `pnpm-lock.yaml`, `requirements-dev.txt`, ...), else from the content.
 pub fn parse_file(path: &Path) -> Result<PinFile> {
     parse_named(path, &path.display().to_string())
 }
 
-/// The formats memorix reads, by file name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Format {
-    Cargo,
-    Uv,
-    Poetry,
-    Npm,
-    Requirements,
-}
-
-fn format_of(path: &Path) -> Option<Format> {
-    let name = path.file_name()?.to_str()?;
-    // `Cargo.lock.v3` and the like are Cargo.lock files kept side by side (cargo-lock's tests).
-    if name == "Cargo.lock" || name.starts_with("Cargo.lock.") {
-        return Some(Format::Cargo);
-    }
-    // uv writes a PEP 723 script's lock next to it as `<script>.py.lock`.
-    if name == "uv.lock" || name.ends_with(".py.lock") {
-        return Some(Format::Uv);
-    }
-    match name {
-        "poetry.lock" => Some(Format::Poetry),
-        "package-lock.json" | "npm-shrinkwrap.json" => Some(Format::Npm),
-        _ if name.ends_with(".txt") || name.ends_with(".in") => Some(Format::Requirements),
-        _ => None,
-    }
-}
-
 /// [`parse_file`], with `name` for the file in messages (the project-relative path).
 fn parse_named(path: &Path, name: &str) -> Result<PinFile> {
-    let format = format_of(path).ok_or_else(|| PinError::UnknownFormat { path: name.to_string() })?;
-    type Parser = fn(&str, &str, &Path) -> Result<Vec<Pin>>;
-    let (ecosystem, parse): (Ecosystem, Parser) = match format {
-        // Requirements files include others, so they read their own files.
-        Format::Requirements => return requirements::parse(path, name),
-        Format::Cargo => (Ecosystem::Cargo, cargo::parse),
-        Format::Uv => (Ecosystem::Python, uv::parse),
-        Format::Poetry => (Ecosystem::Python, poetry::parse),
-        Format::Npm => (Ecosystem::Npm, npm::parse),
+    let text = text::read(path, name)?;
+    let format = format::detect(path, &text)
+        .ok_or_else(|| PinError::UnknownFormat { path: name.to_string(), known: format::KNOWN })?;
+    type Parser = fn(&str, &str, &mut PinFile) -> Result<()>;
+    let parse: Parser = match format {
+        Format::Cargo => cargo::parse,
+        Format::Uv => uv::parse,
+        Format::Poetry => poetry::parse,
+        Format::Npm => npm::parse,
+        Format::Pnpm => pnpm::parse,
+        Format::Yarn => yarn::parse,
+        Format::Requirements => requirements::parse,
+        Format::Pipfile => pipfile::parse,
+        Format::Pylock => pylock::parse,
+        Format::Pdm => pdm::parse,
+        Format::Pyproject => pyproject::parse,
+        Format::Conda => conda::parse,
+        Format::GoMod => gomod::parse,
+        Format::Composer => composer::parse,
+        Format::Gemfile => gemfile::parse,
     };
-    let text = std::fs::read_to_string(path).map_err(read_error(name))?;
-    let pins = parse(&text, name, path)?;
-    Ok(PinFile { path: path.to_path_buf(), ecosystem, pins, unpinned: Vec::new() })
+    let mut file = PinFile::new(path, format);
+    parse(&text, name, &mut file)?;
+    Ok(file)
 }
 
-/// PEP 503 for Python (lowercase, runs of `-_.` -> `-`); Cargo: lowercase, `_` -> `-`; npm: as is.
+/// PEP 503 for Python (lowercase, runs of `-_.` -> `-`); Cargo: lowercase, `_` -> `-`;
+/// Composer: lowercase (Packagist names are); npm, Go module paths and gems: as written.
 pub fn normalize(eco: Ecosystem, name: &str) -> String {
     match eco {
         Ecosystem::Python => pep508_rs::PackageName::new(name.to_string())
@@ -122,22 +210,50 @@ pub fn normalize(eco: Ecosystem, name: &str) -> String {
             // Not a valid distribution name: it can match nothing that is, so keep it as is.
             .unwrap_or_else(|_| name.to_string()),
         Ecosystem::Cargo => name.to_lowercase().replace('_', "-"),
-        Ecosystem::Npm => name.to_string(),
+        Ecosystem::Composer => name.to_lowercase(),
+        Ecosystem::Npm | Ecosystem::Go | Ecosystem::RubyGems => name.to_string(),
     }
 }
 
-/// `version` without a local version label / build metadata (`2.0.1+cu117` -> `2.0.1`):
-/// docs are published per release, not per build.
+/// `version` without a local version label / build metadata (`2.0.1+cu117` -> `2.0.1`,
+/// Go's `v2.0.0+incompatible` -> `v2.0.0`): docs are published per release, not per build.
 pub fn docs_version(eco: Ecosystem, version: &str) -> String {
     let has_local = match eco {
         Ecosystem::Python => version.parse::<pep440_rs::Version>().is_ok_and(|v| v.is_local()),
-        Ecosystem::Cargo | Ecosystem::Npm => {
-            semver::Version::parse(version).is_ok_and(|v| !v.build.is_empty())
+        Ecosystem::Cargo | Ecosystem::Npm | Ecosystem::Go | Ecosystem::Composer => {
+            semver::Version::parse(version.strip_prefix('v').unwrap_or(version))
+                .is_ok_and(|v| !v.build.is_empty())
         }
+        Ecosystem::RubyGems => false,
     };
     match version.split_once('+') {
         Some((release, _)) if has_local => release.to_string(),
         _ => version.to_string(),
+    }
+}
+
+/// Why a pin is the one a library resolves to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// The file pins one release of it.
+    Only,
+    /// Of several, the one a root (the project, a workspace member) depends on directly.
+    RootDependency,
+    /// Of several, the one whose markers the declared target (`[pins] markers`) admits.
+    Target,
+    /// Of several, the one the mount's `version = "..."` names.
+    MountVersion,
+}
+
+impl Reason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Reason::Only => "the only version pinned",
+            Reason::RootDependency => "a root dependency",
+            Reason::Target => "the marker matches [pins] markers",
+            Reason::MountVersion => "the mount's version",
+        }
     }
 }
 
@@ -153,6 +269,15 @@ pub struct ResolvedPin {
     pub version: String,
     /// Local version label stripped ("2.0.1"); equal to `version` otherwise.
     pub docs_version: String,
+    /// `file:line` of the declaration (an included file's, for a requirements include).
+    pub at: String,
+    pub reason: Reason,
+    /// The pin's markers, when it has any.
+    pub markers: Option<String>,
+    /// Other versions pinned that are the same release (`2.6.0+cpu` beside `2.6.0`).
+    pub same_release: Vec<String>,
+    /// The release artifacts the pin file records, with hashes (for fetching).
+    pub artifacts: Vec<PinnedArtifact>,
 }
 
 /// All of a project's pin files, parsed.
@@ -162,6 +287,21 @@ pub struct Pins {
     /// Each file as listed in `[pins] files`, parsed.
     files: Vec<(String, PinFile)>,
     target: Target,
+}
+
+/// One file's choice for a library: the file as listed, its pins of it, and the one chosen.
+struct Found<'p> {
+    listed: &'p str,
+    eco: Ecosystem,
+    pin: &'p Pin,
+    reason: Reason,
+    same_release: Vec<String>,
+}
+
+/// The closest thing to a pin some file has, for the error when nothing pins a library.
+enum Near<'p> {
+    Range(&'p str, &'p Pin),
+    Unversioned(&'p str, &'p Pin),
 }
 
 impl Pins {
@@ -180,8 +320,8 @@ impl Pins {
     /// The single version `library` is pinned to. `version` is a mount's explicit
     /// `version = "..."`, which chooses among several candidate versions.
     pub fn resolve(&self, library: &str, version: Option<&str>) -> Result<ResolvedPin> {
-        let mut found: Vec<(&str, Ecosystem, &Pin)> = Vec::new();
-        let mut only_range: Option<(&str, &Pin)> = None;
+        let mut found: Vec<Found> = Vec::new();
+        let mut near: Option<Near> = None;
         let mut excluded: Vec<&Pin> = Vec::new();
         for (listed, file) in &self.files {
             let eco = file.ecosystem;
@@ -189,9 +329,9 @@ impl Pins {
             let matches = |p: &&Pin| normalize(eco, &p.name) == key;
             let candidates: Vec<&Pin> = file.pins.iter().filter(matches).collect();
             if candidates.is_empty() {
-                if only_range.is_none() {
-                    only_range = file.unpinned.iter().find(matches).map(|p| (listed.as_str(), p));
-                }
+                let range = || file.unpinned.iter().find(matches).map(|p| Near::Range(listed, p));
+                let member = || file.unversioned.iter().find(matches).map(|p| Near::Unversioned(listed, p));
+                near = near.or_else(range).or_else(member);
                 continue;
             }
             let mut kept = Vec::with_capacity(candidates.len());
@@ -203,50 +343,14 @@ impl Pins {
                 }
             }
             if !kept.is_empty() {
-                let records_direct = format_of(&file.path) != Some(Format::Poetry);
-                let chosen = self.choose(library, listed, eco, records_direct, &kept, version)?;
-                found.push((listed, eco, chosen));
+                let narrowed = kept.len() < file.pins.iter().filter(matches).count();
+                found.push(self.choose(library, listed, file, &kept, version, narrowed)?);
             }
         }
-
-        let Some(&(file, eco, pin)) = found.first() else {
-            if !excluded.is_empty() {
-                return Err(PinError::ExcludedByMarkers {
-                    library: library.to_string(),
-                    listing: self.listing(&excluded),
-                    sites: self.sites(&excluded),
-                }
-                .into());
-            }
-            if let Some((listed, p)) = only_range {
-                let site = self.site(p);
-                let (src, span) = site.source();
-                let what = if p.version.is_empty() {
-                    "named without a version".to_string()
-                } else {
-                    format!("only `{}`", p.version)
-                };
-                return Err(PinError::OnlyRange {
-                    at: site.at(),
-                    library: library.to_string(),
-                    file: listed.to_string(),
-                    what,
-                    src,
-                    span,
-                }
-                .into());
-            }
-            let searched = self.files.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>().join(", ");
-            return Err(PinError::NotPinned {
-                library: library.to_string(),
-                searched: if searched.is_empty() { "no [pins] files are listed".into() } else { searched },
-            }
-            .into());
-        };
-
-        let docs = docs_version(eco, &pin.version);
-        if found.iter().any(|(_, e, p)| docs_version(*e, &p.version) != docs) {
-            let pins: Vec<&Pin> = found.iter().map(|(_, _, p)| *p).collect();
+        let Some(first) = found.first() else { return Err(self.not_found(library, &excluded, near)) };
+        let docs = docs_version(first.eco, &first.pin.version);
+        if found.iter().any(|f| docs_version(f.eco, &f.pin.version) != docs) {
+            let pins: Vec<&Pin> = found.iter().map(|f| f.pin).collect();
             return Err(PinError::Disagree {
                 library: library.to_string(),
                 listing: self.listing(&pins),
@@ -254,26 +358,87 @@ impl Pins {
             }
             .into());
         }
+        let pin = first.pin;
         Ok(ResolvedPin {
-            library: normalize(eco, library),
-            ecosystem: eco,
-            file: file.to_string(),
+            library: normalize(first.eco, library),
+            ecosystem: first.eco,
+            file: first.listed.to_string(),
             version: pin.version.clone(),
             docs_version: docs,
+            at: self.site(pin).at(),
+            reason: first.reason,
+            markers: pin.markers.clone(),
+            same_release: first.same_release.clone(),
+            artifacts: pin.artifacts.clone(),
         })
     }
 
-    /// The one pin among `candidates` (one file's pins of `library`, admitted by the target);
-    /// `records_direct` is whether the file says what the project depends on directly.
+    /// The error when no file pins `library`: every pin excluded by the target, only a range,
+    /// a member without a version, or nothing at all.
+    fn not_found(&self, library: &str, excluded: &[&Pin], near: Option<Near>) -> Box<PinError> {
+        if !excluded.is_empty() {
+            return PinError::ExcludedByMarkers {
+                library: library.to_string(),
+                listing: self.listing(excluded),
+                sites: self.sites(excluded),
+            }
+            .into();
+        }
+        match near {
+            Some(Near::Range(listed, p)) => {
+                let site = self.site(p);
+                let (src, span) = site.source();
+                let what = if p.version.is_empty() {
+                    "named without a version".to_string()
+                } else {
+                    format!("only `{}`", p.version)
+                };
+                let (at, library, file) = (site.at(), library.to_string(), listed.to_string());
+                PinError::OnlyRange { at, library, file, what, src, span }.into()
+            }
+            Some(Near::Unversioned(listed, p)) => {
+                let site = self.site(p);
+                let (src, span) = site.source();
+                let what = p.source.clone().unwrap_or_default();
+                let (at, library, file) = (site.at(), library.to_string(), listed.to_string());
+                PinError::Unversioned { at, library, file, what, src, span }.into()
+            }
+            None => {
+                let searched = self.files.iter().map(|(l, f)| searched(l, f)).collect::<Vec<_>>().join(", ");
+                PinError::NotPinned {
+                    library: library.to_string(),
+                    searched: if searched.is_empty() {
+                        "no [pins] files are listed".into()
+                    } else {
+                        searched
+                    },
+                }
+                .into()
+            }
+        }
+    }
+
+    /// The one pin among `candidates` (one file's pins of `library`, admitted by the target;
+    /// `narrowed` when the target left out some), and why it is the one.
     fn choose<'p>(
         &self,
         library: &str,
-        listed: &str,
-        eco: Ecosystem,
-        records_direct: bool,
+        listed: &'p str,
+        file: &PinFile,
         candidates: &[&'p Pin],
         version: Option<&str>,
-    ) -> Result<&'p Pin> {
+        narrowed: bool,
+    ) -> Result<Found<'p>> {
+        let eco = file.ecosystem;
+        let found = |pool: &[&'p Pin], reason| {
+            let pin = preferred(eco, pool);
+            let same_release = distinct_versions(pool)
+                .into_iter()
+                .filter(|v| *v != pin.version)
+                .map(str::to_string)
+                .collect();
+            Ok(Found { listed, eco, pin, reason, same_release })
+        };
         let mut pool: Vec<&Pin> = candidates.to_vec();
         if let Some(wanted) = version {
             let exact: Vec<&Pin> = pool.iter().copied().filter(|p| p.version == wanted).collect();
@@ -283,25 +448,35 @@ impl Pins {
                 exact
             };
             if pool.is_empty() {
-                let distinct = distinct_versions(candidates);
                 return Err(PinError::NotACandidate {
                     library: library.to_string(),
                     version: wanted.to_string(),
-                    choices: distinct.iter().map(|v| format!("\"{v}\"")).collect::<Vec<_>>().join(", "),
+                    choices: distinct_versions(candidates)
+                        .iter()
+                        .map(|v| format!("\"{v}\""))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     listing: self.listing(candidates),
                     sites: self.sites(candidates),
                 }
                 .into());
             }
         }
-        if distinct_versions(&pool).len() == 1 {
-            return Ok(pool[0]);
+        if releases(eco, &pool).len() == 1 {
+            let reason = if releases(eco, candidates).len() > 1 {
+                Reason::MountVersion
+            } else if narrowed {
+                Reason::Target
+            } else {
+                Reason::Only
+            };
+            return found(&pool, reason);
         }
         // Several versions: the one a root package depends on directly is the one its code uses.
         let direct: Vec<&Pin> = pool.iter().copied().filter(|p| p.direct).collect();
-        let why = match distinct_versions(&direct).len() {
-            1 => return Ok(direct[0]),
-            0 if records_direct => "none of which the project depends on directly".to_string(),
+        let why = match releases(eco, &direct).len() {
+            1 => return found(&direct, Reason::RootDependency),
+            0 if file.records_direct => "none of which the project depends on directly".to_string(),
             0 => format!("and {listed} does not record which one the project depends on"),
             _ => {
                 pool = direct;
@@ -309,12 +484,10 @@ impl Pins {
             }
         };
         if self.target.is_empty() && markers::differ(&pool) {
-            let (variable, value) = markers::settling_assignment(&pool);
             return Err(PinError::MarkersNeeded {
                 library: library.to_string(),
                 listing: self.listing(&pool),
-                variable,
-                value,
+                assignment: markers::settling_assignment(eco, &pool, candidates),
                 sites: self.sites(&pool),
             }
             .into());
@@ -336,14 +509,19 @@ impl Pins {
         Site { name, pin }
     }
 
-    /// One line per pin: `file:line: name version [; markers]`.
+    /// One line per pin: `file:line: name version (source); markers`.
     fn listing(&self, pins: &[&Pin]) -> String {
         pins.iter()
-            .map(|p| format!("  {}: {}", self.site(p).at(), describe(p)))
+            .map(|p| match &p.markers {
+                Some(m) => format!("  {}: {}; {m}", self.site(p).at(), describe(p)),
+                None => format!("  {}: {}", self.site(p).at(), describe(p)),
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }
 
+    /// The pins as related diagnostics, each pointing at its line; the markers are in the
+    /// listing already, so they are not repeated here.
     fn sites(&self, pins: &[&Pin]) -> Vec<PinSite> {
         pins.iter()
             .map(|p| {
@@ -355,16 +533,21 @@ impl Pins {
     }
 }
 
-/// `name version`, with the source and markers when there are any.
+/// `listed`, and the files read through it, for "searched: ...".
+fn searched(listed: &str, file: &PinFile) -> String {
+    if file.includes.is_empty() {
+        listed.to_string()
+    } else {
+        format!("{listed} [with {}]", file.includes.join(", "))
+    }
+}
+
+/// `name version`, with the source when there is one.
 fn describe(p: &Pin) -> String {
-    let mut s = format!("{} {}", p.name, p.version);
-    if let Some(src) = &p.source {
-        s.push_str(&format!(" ({src})"));
+    match &p.source {
+        Some(src) => format!("{} {} ({src})", p.name, p.version),
+        None => format!("{} {}", p.name, p.version),
     }
-    if let Some(m) = &p.markers {
-        s.push_str(&format!("; {m}"));
-    }
-    s
 }
 
 /// The distinct version strings among `pins`, in file order.
@@ -376,6 +559,31 @@ fn distinct_versions<'p>(pins: &[&'p Pin]) -> Vec<&'p str> {
         }
     }
     out
+}
+
+/// The distinct releases among `pins` (`2.6.0` and `2.6.0+cpu` are one), in file order.
+fn releases(eco: Ecosystem, pins: &[&Pin]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in pins {
+        let release = docs_version(eco, &p.version);
+        if !out.contains(&release) {
+            out.push(release);
+        }
+    }
+    out
+}
+
+/// Among pins of one release, the one without a label (`2.6.0` over `2.6.0+cpu`), else the first.
+fn preferred<'p>(eco: Ecosystem, pool: &[&'p Pin]) -> &'p Pin {
+    pool.iter().copied().find(|p| docs_version(eco, &p.version) == p.version).unwrap_or(pool[0])
+}
+
+/// The file name at the end of a URL or path (`.../httpx-0.28.1.tar.gz#sha256=...` ->
+/// `httpx-0.28.1.tar.gz`).
+pub(crate) fn url_file_name(url: &str) -> Option<String> {
+    let path = url.split(['#', '?']).next().unwrap_or(url);
+    let name = path.rsplit(['/', '\\']).next()?;
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 /// A pin with its file's display name, for building errors that point at it.
@@ -392,7 +600,7 @@ impl Site<'_> {
 
     /// The pin's line for miette. Errors are rare, so the file is read again only to show it.
     pub(crate) fn source(&self) -> (Option<miette::NamedSource<String>>, Option<miette::SourceSpan>) {
-        let text = std::fs::read_to_string(&self.pin.file).ok();
+        let text = std::fs::read(&self.pin.file).ok().and_then(|b| text::decode(&b).ok());
         Loc { name: &self.name, text: text.as_deref(), line: self.pin.line }.source()
     }
 }

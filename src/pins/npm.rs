@@ -1,84 +1,93 @@
 //! `package-lock.json` and `npm-shrinkwrap.json`, lockfileVersion 1 to 3.
 //!
-//! What the root package uses is what sits at the top of `node_modules` (v2/v3:
-//! `packages["node_modules/<name>"]`; v1: the top-level `dependencies.<name>`); copies nested
-//! under another package are that package's own.
+//! What a root uses is what sits at the top of its `node_modules`: the project's
+//! (`packages["node_modules/<name>"]`; v1: the top-level `dependencies.<name>`), or a workspace
+//! member's (`packages["<member>/node_modules/<name>"]`), since workspace members are roots as
+//! Cargo's are. Copies nested under another package are that package's own.
 
-use std::collections::HashMap;
-use std::path::Path;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::Pin;
 use super::error::Result;
-use super::error::{Loc, PinError, line_of, syntax};
+use super::error::unsupported;
+use super::json::{self, str_at};
+use super::{Pin, PinFile, PinnedArtifact, url_file_name};
 
 const HELP: &str = "package-lock.json is generated: run `npm install` to write it again";
 
 /// The newest lockfileVersion this reader knows.
 const NEWEST: u64 = 3;
 
-pub(super) fn parse(text: &str, name: &str, path: &Path) -> Result<Vec<Pin>> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| {
-        let at = offset(text, e.line(), e.column());
-        // The message names the line and column too; the span carries them.
-        let message = e.to_string();
-        let position = format!(" at line {} column {}", e.line(), e.column());
-        syntax(name, text, Some(at..at), "package-lock.json", message.trim_end_matches(&position), HELP)
-    })?;
-    let Some(root) = doc.as_object() else {
-        return Err(syntax(
-            name,
-            text,
-            Some(0..0),
-            "package-lock.json",
-            "the file is not a JSON object",
-            HELP,
-        )
-        .into());
-    };
+pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
+    let root = json::object(text, name, "package-lock.json", HELP)?;
     let version = root.get("lockfileVersion").and_then(Value::as_u64).unwrap_or(1);
     if version > NEWEST {
         let at = text.find("\"lockfileVersion\"").unwrap_or(0);
-        let loc = Loc { name, text: Some(text), line: line_of(text, at) };
-        let (src, span) = loc.source();
-        return Err(PinError::UnsupportedVersion {
-            at: loc.at(),
-            what: format!("package-lock.json lockfileVersion {version}"),
-            help: format!("this memorix reads lockfileVersion 1 to {NEWEST}; upgrade memorix"),
-            src,
-            span,
-        }
-        .into());
+        let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+        let what = format!("package-lock.json lockfileVersion {version}");
+        let help = format!("this memorix reads lockfileVersion 1 to {NEWEST}; upgrade memorix");
+        return Err(unsupported(name, text, at..end, what, help).into());
     }
-    let lines = object_lines(text);
-    let mut pins = Vec::new();
+    let lines = json::object_lines(text);
     if let Some(packages) = root.get("packages").and_then(Value::as_object) {
-        for (key, entry) in packages {
-            // "" is the project and other keys outside node_modules are workspace folders;
-            // links point at those folders.
-            let Some(installed) = key.strip_prefix("node_modules/") else { continue };
-            let Some(version) = entry.get("version").and_then(Value::as_str) else { continue };
-            if entry.get("link").and_then(Value::as_bool) == Some(true) {
-                continue;
-            }
-            let name = installed.rsplit_once("/node_modules/").map_or(installed, |(_, n)| n);
-            pins.push(Pin {
-                name: name.to_string(),
-                version: version.to_string(),
-                markers: None,
-                file: path.to_path_buf(),
-                line: lines.get(&["packages", key.as_str()][..]).copied().unwrap_or(0),
-                direct: name == installed,
-                source: None,
-            });
-        }
+        packages_tree(packages, &lines, file);
     } else if let Some(deps) = root.get("dependencies").and_then(Value::as_object) {
         let mut at = vec!["dependencies"];
-        v1_tree(deps, &mut at, &lines, path, &mut pins);
+        v1_tree(deps, &mut at, &lines, file);
     }
-    pins.sort_by_key(|p| p.line);
-    Ok(pins)
+    file.pins.sort_by_key(|p| p.line);
+    Ok(())
+}
+
+/// lockfileVersion 2 and 3: `packages` by install path.
+fn packages_tree(packages: &Map<String, Value>, lines: &HashMap<Vec<&str>, usize>, file: &mut PinFile) {
+    // Folders outside node_modules are the workspace members ("" is the project).
+    let members: HashSet<&str> = packages
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !k.is_empty() && !k.contains("node_modules/"))
+        .collect();
+    for (key, entry) in packages {
+        let Some((under, name)) = installed(key) else { continue };
+        // Links point at workspace folders, which are the project's own code.
+        if entry.get("link").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
+        let Some(version) = str_at(entry, "version") else { continue };
+        let line = lines.get(&["packages", key.as_str()][..]).copied().unwrap_or(0);
+        let mut pin = Pin::new(name, version, &file.path, line);
+        pin.direct = under.is_empty() || members.contains(under);
+        pin.artifacts = artifacts(entry);
+        file.pins.push(pin);
+    }
+}
+
+/// `key` of an installed package: the folder whose `node_modules` holds it ("" for the
+/// project's), and its name. `None` for the project and workspace folders.
+fn installed(key: &str) -> Option<(&str, &str)> {
+    if let Some(name) = key.strip_prefix("node_modules/")
+        && !name.contains("/node_modules/")
+    {
+        return Some(("", name));
+    }
+    let (under, name) = key.rsplit_once("/node_modules/")?;
+    Some((under, name))
+}
+
+/// `resolved` and `integrity` (SRI; several space-separated hashes are several artifacts).
+fn artifacts(entry: &Value) -> Vec<PinnedArtifact> {
+    let url = str_at(entry, "resolved").filter(|u| u.contains("://")).map(str::to_string);
+    let file = url.as_deref().and_then(url_file_name);
+    let hashes: Vec<&str> =
+        str_at(entry, "integrity").map(|i| i.split_whitespace().collect()).unwrap_or_default();
+    if hashes.is_empty() {
+        return url.map(|url| vec![PinnedArtifact { file, url: Some(url), hash: None }]).unwrap_or_default();
+    }
+    hashes
+        .into_iter()
+        .map(|h| PinnedArtifact { file: file.clone(), url: url.clone(), hash: Some(h.to_string()) })
+        .collect()
 }
 
 /// lockfileVersion 1: `dependencies` nest; `at` is the key path of `deps`.
@@ -86,60 +95,22 @@ fn v1_tree<'a>(
     deps: &'a Map<String, Value>,
     at: &mut Vec<&'a str>,
     lines: &HashMap<Vec<&str>, usize>,
-    path: &Path,
-    pins: &mut Vec<Pin>,
+    file: &mut PinFile,
 ) {
     for (name, entry) in deps {
         at.push(name);
         // `file:` versions are workspace folders and local packages, not published versions.
-        if let Some(version) =
-            entry.get("version").and_then(Value::as_str).filter(|v| !v.starts_with("file:"))
-        {
-            pins.push(Pin {
-                name: name.clone(),
-                version: version.to_string(),
-                markers: None,
-                file: path.to_path_buf(),
-                line: lines.get(at.as_slice()).copied().unwrap_or(0),
-                direct: at.len() == 2,
-                source: None,
-            });
+        if let Some(version) = str_at(entry, "version").filter(|v| !v.starts_with("file:")) {
+            let mut pin = Pin::new(name, version, &file.path, lines.get(at.as_slice()).copied().unwrap_or(0));
+            pin.direct = at.len() == 2;
+            pin.artifacts = artifacts(entry);
+            file.pins.push(pin);
         }
         if let Some(nested) = entry.get("dependencies").and_then(Value::as_object) {
             at.push("dependencies");
-            v1_tree(nested, at, lines, path, pins);
+            v1_tree(nested, at, lines, file);
             at.pop();
         }
         at.pop();
     }
-}
-
-/// The 1-based line of each `"key": {` by the path of keys down to it, read from the layout
-/// npm writes (one key per line, nesting by indentation). JSON keeps no positions, so this is
-/// best effort: a minified file has no such lines and its pins get line 0.
-fn object_lines(text: &str) -> HashMap<Vec<&str>, usize> {
-    let mut out = HashMap::new();
-    let mut open: Vec<(usize, &str)> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let body = line.trim_start();
-        let indent = line.len() - body.len();
-        let Some((key, rest)) = body.strip_prefix('"').and_then(|b| b.split_once('"')) else { continue };
-        let opens_object =
-            rest.trim_start().strip_prefix(':').is_some_and(|value| value.trim_start().starts_with('{'));
-        if !opens_object {
-            continue;
-        }
-        while open.last().is_some_and(|&(depth, _)| depth >= indent) {
-            open.pop();
-        }
-        open.push((indent, key));
-        out.insert(open.iter().map(|&(_, k)| k).collect(), i + 1);
-    }
-    out
-}
-
-/// The byte offset of 1-based `line` and `column` (serde_json's error position).
-fn offset(text: &str, line: usize, column: usize) -> usize {
-    let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
-    (line_start + column.saturating_sub(1)).min(text.len())
 }

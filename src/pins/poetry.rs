@@ -5,14 +5,13 @@
 //! mount's `version`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::Pin;
 use super::error::Result;
-use super::error::{Loc, PinError, line_of, syntax};
+use super::error::{check_major, from_toml, line_of};
+use super::{Ecosystem, Pin, PinFile, PinnedArtifact, normalize};
 
 const HELP: &str = "poetry.lock is generated: run `poetry lock` to write it again";
 
@@ -30,6 +29,25 @@ struct Lock {
 struct Metadata {
     #[serde(rename = "lock-version")]
     lock_version: Option<Spanned<String>>,
+    /// lock-versions 1.x: each package's files, by package name.
+    #[serde(default)]
+    files: BTreeMap<String, Vec<File>>,
+    /// Unversioned 1.0 files: each package's sha256 digests, by package name.
+    #[serde(default)]
+    hashes: BTreeMap<String, Vec<String>>,
+}
+
+/// `{file = "anyio-4.13.0.tar.gz", hash = "sha256:..."}`.
+#[derive(Deserialize)]
+struct File {
+    file: String,
+    hash: String,
+}
+
+impl File {
+    fn pinned(&self) -> PinnedArtifact {
+        PinnedArtifact { file: Some(self.file.clone()), url: None, hash: Some(self.hash.clone()) }
+    }
 }
 
 #[derive(Deserialize)]
@@ -41,6 +59,9 @@ struct Package {
     /// lock-version 2.1: one marker, or one per dependency group.
     markers: Option<Markers>,
     source: Option<Source>,
+    /// lock-version 2.x.
+    #[serde(default)]
+    files: Vec<File>,
 }
 
 #[derive(Deserialize)]
@@ -57,46 +78,53 @@ struct Source {
     url: Option<String>,
 }
 
-pub(super) fn parse(text: &str, name: &str, path: &Path) -> Result<Vec<Pin>> {
-    let lock: Lock =
-        toml::from_str(text).map_err(|e| syntax(name, text, e.span(), "poetry.lock", e.message(), HELP))?;
-    if let Some(v) = lock.metadata.as_ref().and_then(|m| m.lock_version.as_ref()) {
-        let major = v.get_ref().split('.').next().and_then(|m| m.parse::<u64>().ok());
-        if major.is_none_or(|m| m > NEWEST_MAJOR) {
-            let loc = Loc { name, text: Some(text), line: line_of(text, v.span().start) };
-            let (src, _) = loc.source();
-            return Err(PinError::UnsupportedVersion {
-                at: loc.at(),
-                what: format!("poetry.lock lock-version {}", v.get_ref()),
-                help: format!(
-                    "this memorix reads poetry.lock lock-versions 1.x and {NEWEST_MAJOR}.x; upgrade memorix, or lock with an older poetry"
-                ),
-                src,
-                span: Some(v.span().into()),
-            }
-            .into());
-        }
+pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
+    let lock: Lock = from_toml(text, name, "poetry.lock", HELP)?;
+    check_major(
+        name,
+        text,
+        lock.metadata.as_ref().and_then(|m| m.lock_version.as_ref()),
+        NEWEST_MAJOR,
+        "poetry.lock lock-version",
+    )?;
+    for p in &lock.package {
+        let mut pin = Pin::new(p.name.get_ref(), &p.version, &file.path, line_of(text, p.name.span().start));
+        pin.markers = match &p.markers {
+            Some(Markers::One(m)) => Some(m.clone()),
+            Some(Markers::PerGroup(groups)) => any_of(groups.values()),
+            None => p.marker.clone(),
+        };
+        pin.source = p.source.as_ref().map(|s| match &s.url {
+            Some(url) => format!("{}+{url}", s.kind),
+            None => s.kind.clone(),
+        });
+        pin.artifacts = artifacts(p, lock.metadata.as_ref());
+        file.pins.push(pin);
     }
-    Ok(lock
-        .package
+    Ok(())
+}
+
+/// A package's files: its own `files` (2.x), else those `[metadata.files]` lists under its
+/// name whose file name has its version (1.x), else `[metadata.hashes]` (1.0).
+fn artifacts(p: &Package, metadata: Option<&Metadata>) -> Vec<PinnedArtifact> {
+    if !p.files.is_empty() {
+        return p.files.iter().map(File::pinned).collect();
+    }
+    let Some(meta) = metadata else { return Vec::new() };
+    let key = normalize(Ecosystem::Python, p.name.get_ref());
+    let named = |n: &String| normalize(Ecosystem::Python, n) == key;
+    if let Some((_, files)) = meta.files.iter().find(|(n, _)| named(n)) {
+        let version = format!("-{}", p.version);
+        return files.iter().filter(|f| f.file.contains(&version)).map(File::pinned).collect();
+    }
+    meta.hashes
         .iter()
-        .map(|p| Pin {
-            name: p.name.get_ref().clone(),
-            version: p.version.clone(),
-            markers: match &p.markers {
-                Some(Markers::One(m)) => Some(m.clone()),
-                Some(Markers::PerGroup(groups)) => any_of(groups.values()),
-                None => p.marker.clone(),
-            },
-            file: path.to_path_buf(),
-            line: line_of(text, p.name.span().start),
-            direct: false,
-            source: p.source.as_ref().map(|s| match &s.url {
-                Some(url) => format!("{}+{url}", s.kind),
-                None => s.kind.clone(),
-            }),
+        .find(|(n, _)| named(n))
+        .map(|(_, hashes)| {
+            let hash = |h: &String| PinnedArtifact::hashed(&format!("sha256:{h}"));
+            hashes.iter().map(hash).collect()
         })
-        .collect())
+        .unwrap_or_default()
 }
 
 /// A package installed for several groups applies under any group's marker.

@@ -8,45 +8,39 @@ use std::path::{Component, Path, PathBuf};
 use std::str::FromStr;
 
 use pep440_rs::Operator;
-use pep508_rs::{ExtraName, PackageName, Requirement, VersionOrUrl};
+use pep508_rs::{ExtraName, PackageName, VersionOrUrl};
 
 use super::error::Result;
-use super::error::{Loc, PinError, read_error};
-use super::{Ecosystem, Pin, PinFile};
+use super::error::{Loc, PinError};
+use super::{Pin, PinFile, PinnedArtifact, text};
 
-/// Parses the requirements file `path` (shown as `name`) and the files it includes.
-pub(super) fn parse(path: &Path, name: &str) -> Result<PinFile> {
-    let mut walk = Walk { chain: Vec::new(), seen: Vec::new(), pins: Vec::new(), unpinned: Vec::new() };
-    walk.file(path, name)?;
-    Ok(PinFile {
-        path: path.to_path_buf(),
-        ecosystem: Ecosystem::Python,
-        pins: walk.pins,
-        unpinned: walk.unpinned,
-    })
+/// Parses the requirements file `text` (shown as `name`) and the files it includes.
+pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
+    let mut walk = Walk { chain: Vec::new(), seen: Vec::new(), file };
+    let path = walk.file.path.clone();
+    walk.text(&path, name, text)
 }
 
 /// Reading a requirements file and, depth first, the files it includes.
-struct Walk {
+struct Walk<'f> {
     /// The include chain being read: (canonical path, display name).
     chain: Vec<(PathBuf, String)>,
     /// Every file read so far; a file included twice (not in a cycle) is read once.
     seen: Vec<PathBuf>,
-    pins: Vec<Pin>,
-    unpinned: Vec<Pin>,
+    file: &'f mut PinFile,
 }
 
-impl Walk {
-    fn file(&mut self, path: &Path, name: &str) -> Result<()> {
-        let text = std::fs::read_to_string(path).map_err(read_error(name))?;
+impl Walk<'_> {
+    fn text(&mut self, path: &Path, name: &str, text: &str) -> Result<()> {
         let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         self.seen.push(canonical.clone());
         self.chain.push((canonical, name.to_string()));
-        for (line, content) in logical_lines(&text) {
+        for (line, content) in logical_lines(text) {
             match classify(&content) {
-                Line::Include(target) => self.include(path, name, &text, line, target)?,
+                Line::Include(target) => self.include(path, name, text, line, target)?,
                 Line::Other => {}
-                Line::Requirement(spec) => self.requirement(path, line, spec),
+                Line::Url(url) => self.url(path, line, url),
+                Line::Requirement(spec) => self.requirement(path, line, spec, hashes(&content)),
             }
         }
         self.chain.pop();
@@ -82,44 +76,94 @@ impl Walk {
         if self.seen.contains(&canonical) {
             return Ok(());
         }
-        self.file(&path, &name)
+        self.file.includes.push(name.clone());
+        let included = text::read(&path, &name)?;
+        self.text(&path, &name, &included)
     }
 
-    /// Records `spec` (a requirement without options) if it names a package; anything else
-    /// (a bare path or URL, a typo) is skipped, since it cannot be the requested library.
-    fn requirement(&mut self, path: &Path, line: usize, spec: &str) {
-        let name: String =
-            spec.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')).collect();
-        if !identifiers_are_valid(spec, &name) {
-            return;
-        }
-        let Ok(req) = Requirement::<pep508_rs::VerbatimUrl>::from_str(spec) else { return };
-        let markers =
-            spec.split_once(';').map(|(_, m)| m.trim().to_string()).filter(|_| !req.marker.is_true());
-        let pin = |version: String| Pin {
-            name: name.clone(),
-            version,
-            markers: markers.clone(),
-            file: path.to_path_buf(),
-            line,
-            direct: true,
-            source: None,
-        };
-        match &req.version_or_url {
-            Some(VersionOrUrl::VersionSpecifier(specs)) => {
-                match specs.iter().find(|s| matches!(s.operator(), Operator::Equal | Operator::ExactEqual)) {
-                    Some(exact) => {
-                        let version = written_version(spec, exact.version());
-                        self.pins
-                            .push(pin(version.map_or_else(|| exact.version().to_string(), str::to_string)))
-                    }
-                    None => self.unpinned.push(pin(specs.to_string())),
-                }
-            }
-            Some(VersionOrUrl::Url(url)) => self.unpinned.push(pin(format!("@ {url}"))),
-            None => self.unpinned.push(pin(String::new())),
+    /// A URL or VCS line that names its package with `#egg=NAME` (`==VERSION` may follow):
+    /// no registry release, but worth naming when that package is asked for.
+    fn url(&mut self, path: &Path, line: usize, url: &str) {
+        let Some((_, egg)) = url.split_once("#egg=") else { return };
+        let egg = egg.split('&').next().unwrap_or(egg);
+        let name = egg.split(['=', '[', '<', '>', '!', '~']).next().unwrap_or(egg);
+        if PackageName::new(name.to_string()).is_ok() {
+            self.file.unpinned.push(Pin::new(name, &format!("@ {url}"), path, line));
         }
     }
+
+    fn requirement(&mut self, path: &Path, line: usize, spec: &str, artifacts: Vec<PinnedArtifact>) {
+        record(self.file, spec, path, line, artifacts);
+    }
+}
+
+/// Records `spec` (a requirement without options) at `line` of `path` in `file`, with the
+/// `artifacts` its line lists, if it names a package.
+pub(super) fn record(
+    file: &mut PinFile,
+    spec: &str,
+    path: &Path,
+    line: usize,
+    artifacts: Vec<PinnedArtifact>,
+) {
+    match requirement(spec, path, line) {
+        Some(Requirement::Pinned(pin)) => file.pins.push(Pin { artifacts, ..pin }),
+        Some(Requirement::Unpinned(pin)) => file.unpinned.push(pin),
+        None => {}
+    }
+}
+
+/// A PEP 508 requirement read as a pin (`name==version`), or as a package named without one.
+enum Requirement {
+    Pinned(Pin),
+    /// `version` holds the specifier (`>=0.23`), `@ URL`, or nothing for a bare name.
+    Unpinned(Pin),
+}
+
+/// `spec` (a requirement without options) at `line` of `path`, when it names a package;
+/// anything else (a bare path or URL, a typo) is `None`, since it cannot be a requested library.
+fn requirement(spec: &str, path: &Path, line: usize) -> Option<Requirement> {
+    let name: String =
+        spec.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')).collect();
+    if !identifiers_are_valid(spec, &name) {
+        return None;
+    }
+    let req = pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(spec).ok()?;
+    let mut pin = Pin::new(&name, "", path, line);
+    pin.markers = spec.split_once(';').map(|(_, m)| m.trim().to_string()).filter(|_| !req.marker.is_true());
+    pin.direct = true;
+    let specs = match &req.version_or_url {
+        Some(VersionOrUrl::VersionSpecifier(specs)) => specs,
+        Some(VersionOrUrl::Url(url)) => {
+            return Some(Requirement::Unpinned(Pin { version: format!("@ {url}"), ..pin }));
+        }
+        None => return Some(Requirement::Unpinned(pin)),
+    };
+    match specs.iter().find(|s| matches!(s.operator(), Operator::Equal | Operator::ExactEqual)) {
+        Some(exact) => {
+            let version = written_version(spec, exact.version())
+                .map_or_else(|| exact.version().to_string(), str::to_string);
+            Some(Requirement::Pinned(Pin { version, ..pin }))
+        }
+        None => Some(Requirement::Unpinned(Pin { version: specs.to_string(), ..pin })),
+    }
+}
+
+/// The `--hash=sha256:<hex>` options of a requirement line (pip accepts any one of them).
+fn hashes(line: &str) -> Vec<PinnedArtifact> {
+    let mut out = Vec::new();
+    let mut words = line.split_whitespace();
+    while let Some(word) = words.next() {
+        let value = match word.strip_prefix("--hash") {
+            Some("") => words.next(),
+            Some(rest) => rest.strip_prefix('='),
+            None => None,
+        };
+        if let Some(hash) = value.filter(|h| h.contains(':')) {
+            out.push(PinnedArtifact::hashed(hash));
+        }
+    }
+    out
 }
 
 /// Whether the name and the extras of `spec` (whose name is `name`) are PEP 508 identifiers.
@@ -158,6 +202,9 @@ enum Line<'a> {
     Include(&'a str),
     /// A requirement, with any per-requirement options (`--hash`) cut off.
     Requirement(&'a str),
+    /// A URL or VCS line without a name before it (`git+https://...#egg=name`), or an
+    /// editable one (`-e git+https://...`).
+    Url(&'a str),
     /// Blank, or an option that does not pin anything (`-e`, `--index-url`, `--pre`, ...).
     Other,
 }
@@ -166,6 +213,14 @@ fn classify(line: &str) -> Line<'_> {
     let line = line.trim();
     if line.is_empty() {
         return Line::Other;
+    }
+    if let Some(url) = ["-e", "--editable"]
+        .iter()
+        .find_map(|o| line.strip_prefix(o))
+        .filter(|r| r.starts_with([' ', '\t', '=']))
+    {
+        let url = url.trim_start_matches(['=', ' ', '\t']);
+        return if url.contains("://") { Line::Url(url) } else { Line::Other };
     }
     if line.starts_with('-') {
         for (long, short) in [("--requirement", "-r"), ("--constraint", "-c")] {
@@ -186,7 +241,13 @@ fn classify(line: &str) -> Line<'_> {
         .char_indices()
         .find(|&(i, c)| c == '-' && i > 0 && line[..i].ends_with([' ', '\t']))
         .map_or(line.len(), |(i, _)| i);
-    Line::Requirement(line[..end].trim_end())
+    let spec = line[..end].trim_end();
+    let scheme = spec.split_once("://").map(|(s, _)| s);
+    if scheme.is_some_and(|s| s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))) {
+        Line::Url(spec)
+    } else {
+        Line::Requirement(spec)
+    }
 }
 
 /// The file's logical lines with their first physical line number: continuations

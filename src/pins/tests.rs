@@ -87,7 +87,19 @@ fn the_format_comes_from_the_file_name() {
         ("npm-shrinkwrap.json", "{}"),
         ("requirements-dev.txt", ""),
         ("requirements.in", ""),
+        ("requirements.lock", ""),
         ("yarn.lock", ""),
+        ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n"),
+        ("Pipfile.lock", "{}"),
+        ("pylock.toml", "lock-version = '1.0'\n"),
+        ("pylock.dev.toml", "lock-version = '1.0'\n"),
+        ("pdm.lock", ""),
+        ("pyproject.toml", "[project]\nname = 'app'\n"),
+        ("environment.yml", "name: app\n"),
+        ("go.mod", "module example.com/app\n"),
+        ("composer.lock", "{}"),
+        ("Gemfile.lock", ""),
+        ("deps.lock", "this is no lockfile\n"),
     ]);
     for (name, eco) in [
         ("Cargo.lock", Ecosystem::Cargo),
@@ -97,11 +109,27 @@ fn the_format_comes_from_the_file_name() {
         ("npm-shrinkwrap.json", Ecosystem::Npm),
         ("requirements-dev.txt", Ecosystem::Python),
         ("requirements.in", Ecosystem::Python),
+        ("requirements.lock", Ecosystem::Python),
+        ("yarn.lock", Ecosystem::Npm),
+        ("pnpm-lock.yaml", Ecosystem::Npm),
+        ("Pipfile.lock", Ecosystem::Python),
+        ("pylock.toml", Ecosystem::Python),
+        ("pylock.dev.toml", Ecosystem::Python),
+        ("pdm.lock", Ecosystem::Python),
+        ("pyproject.toml", Ecosystem::Python),
+        ("environment.yml", Ecosystem::Python),
+        ("go.mod", Ecosystem::Go),
+        ("composer.lock", Ecosystem::Composer),
+        ("Gemfile.lock", Ecosystem::RubyGems),
     ] {
         assert_eq!(p.parse(name).expect(name).ecosystem, eco, "{name}");
     }
-    let e = expect_err(p.parse("yarn.lock"), "memorix::pins::unknown_format");
-    assert!(e.to_string().contains("yarn.lock"), "{e}");
+    let e = expect_err(p.parse("deps.lock"), "memorix::pins::unknown_format");
+    assert!(e.to_string().contains("deps.lock"), "{e}");
+    let help = e.help().expect("help").to_string();
+    for format in ["pnpm-lock.yaml", "yarn.lock", "Pipfile.lock", "pylock.toml", "go.mod", "Gemfile.lock"] {
+        assert!(help.contains(format), "{help}");
+    }
 }
 
 #[test]
@@ -147,6 +175,11 @@ fn requirements_lines_pin_with_extras_local_versions_markers_and_comments() {
             file: "requirements.txt".into(),
             version: "2.0.1+cu117".into(),
             docs_version: "2.0.1".into(),
+            at: "requirements.txt:3".into(),
+            reason: Reason::Only,
+            markers: Some("sys_platform == 'linux'".into()),
+            same_release: Vec::new(),
+            artifacts: Vec::new(),
         }
     );
     assert_eq!(p.resolve(&["requirements.txt"], &[], "flask").expect("flask").library, "flask");
@@ -195,6 +228,8 @@ fn odd_lines_never_fail_a_requirements_file() {
     assert_eq!(
         unpinned,
         [
+            ("b", "@ git+https://github.com/a/b.git#egg=b"),
+            ("pkg", "@ https://example.org/pkg.zip#egg=pkg"),
             ("httpx", ">=0.23"),
             ("numpy", ""),
             ("pandas", "@ git+https://github.com/pandas-dev/pandas.git#egg=pandas"),
@@ -825,4 +860,58 @@ fn syntax_errors_show_the_file_and_span() {
     let span = src.read_span(label.inner(), 0, 0).expect("span");
     assert_eq!(span.line(), 1, "0-based line of the label");
     assert_eq!(span.name(), Some("Cargo.lock"));
+}
+
+#[test]
+fn content_tells_the_format_of_a_file_under_another_name() {
+    let p = Project::new(&[
+        (
+            "locks/web.yaml",
+            "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n      zod:\n        specifier: ^3\n        version: 3.24.1\npackages:\n  zod@3.24.1:\n    resolution: {integrity: sha512-x}\n",
+        ),
+        (
+            "locks/ruby.lock",
+            "GEM\n  remote: https://rubygems.org/\n  specs:\n    rack (3.0.8)\n\nDEPENDENCIES\n  rack\n",
+        ),
+        ("locks/py.lock", "# pinned by hand\nsix==1.16.0\n"),
+        ("locks/go.deps", "module example.com/a\n\nrequire example.com/b v1.2.3\n"),
+        ("locks/php.json", "{\n    \"content-hash\": \"0\",\n    \"packages\": []\n}\n"),
+    ]);
+    for (file, eco, name, version) in [
+        ("locks/web.yaml", Ecosystem::Npm, "zod", "3.24.1"),
+        ("locks/ruby.lock", Ecosystem::RubyGems, "rack", "3.0.8"),
+        ("locks/py.lock", Ecosystem::Python, "six", "1.16.0"),
+        ("locks/go.deps", Ecosystem::Go, "example.com/b", "v1.2.3"),
+    ] {
+        let parsed = p.parse(file).expect(file);
+        assert_eq!(parsed.ecosystem, eco, "{file}");
+        assert_eq!(p.version(&[file], name), version, "{file}");
+    }
+    assert_eq!(p.parse("locks/php.json").expect("composer").ecosystem, Ecosystem::Composer);
+}
+
+#[test]
+fn a_bad_go_mod_line_is_an_error_with_its_line_whatever_the_line_ends() {
+    let p = Project::new(&[("go.mod", "module example.com/a\r\n\r\nrequire (\r\n\texample.com/b\r\n)\r\n")]);
+    let e = expect_err(p.load(&["go.mod"], &[]), "memorix::pins::syntax");
+    assert!(e.to_string().starts_with("go.mod:4: invalid go.mod: a require line is `module version`"), "{e}");
+    let label = e.labels().expect("labels").next().expect("a label");
+    assert_eq!((label.offset(), label.len()), (35, 14));
+}
+
+#[test]
+fn lockfile_versions_newer_than_memorix_reads_are_refused() {
+    let p = Project::new(&[
+        ("pnpm-lock.yaml", "\nlockfileVersion: '10.0'\n"),
+        ("pylock.toml", "lock-version = \"2.0\"\n"),
+        ("pdm.lock", "[metadata]\nlock_version = \"5.0\"\n"),
+    ]);
+    for (file, message) in [
+        ("pnpm-lock.yaml", "pnpm-lock.yaml:2: pnpm-lock.yaml lockfileVersion 10"),
+        ("pylock.toml", "pylock.toml:1: pylock.toml lock-version 2.0"),
+        ("pdm.lock", "pdm.lock:2: pdm.lock lock_version 5.0"),
+    ] {
+        let e = expect_err(p.load(&[file], &[]), "memorix::pins::unsupported_version");
+        assert!(e.to_string().starts_with(message), "{e}");
+    }
 }

@@ -1,14 +1,13 @@
 //! `uv.lock` (lock version 1, any revision), and a script's `<name>.py.lock`.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
 
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{Loc, PinError, line_of, syntax};
-use super::{Ecosystem, Pin, normalize};
+use super::error::{from_toml, line_of, unsupported};
+use super::{Ecosystem, Pin, PinFile, PinnedArtifact, normalize, url_file_name};
 
 const HELP: &str = "uv.lock is generated: run `uv lock` to write it again";
 
@@ -46,6 +45,24 @@ struct Package {
     optional_dependencies: BTreeMap<String, Vec<Dependency>>,
     #[serde(rename = "dev-dependencies", default)]
     dev_dependencies: BTreeMap<String, Vec<Dependency>>,
+    sdist: Option<Artifact>,
+    #[serde(default)]
+    wheels: Vec<Artifact>,
+}
+
+/// An sdist or a wheel: where it is, and its hash (`sha256:<hex>`).
+#[derive(Deserialize)]
+struct Artifact {
+    url: Option<String>,
+    path: Option<String>,
+    hash: Option<String>,
+}
+
+impl Artifact {
+    fn pinned(&self) -> PinnedArtifact {
+        let file = self.url.as_deref().or(self.path.as_deref()).and_then(url_file_name);
+        PinnedArtifact { file, url: self.url.clone(), hash: self.hash.clone() }
+    }
 }
 
 /// A dependency edge; `version` is written only when the lock has several versions.
@@ -72,22 +89,14 @@ impl Package {
     }
 }
 
-pub(super) fn parse(text: &str, name: &str, path: &Path) -> Result<Vec<Pin>> {
-    let lock: Lock =
-        toml::from_str(text).map_err(|e| syntax(name, text, e.span(), "uv.lock", e.message(), HELP))?;
+pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
+    let lock: Lock = from_toml(text, name, "uv.lock", HELP)?;
     if let Some(v) = &lock.version
         && *v.get_ref() > NEWEST
     {
-        let loc = Loc { name, text: Some(text), line: line_of(text, v.span().start) };
-        let (src, _) = loc.source();
-        return Err(PinError::UnsupportedVersion {
-            at: loc.at(),
-            what: format!("uv.lock version {}", v.get_ref()),
-            help: format!("this memorix reads uv.lock version {NEWEST}; upgrade memorix"),
-            src,
-            span: Some(v.span().into()),
-        }
-        .into());
+        let what = format!("uv.lock version {}", v.get_ref());
+        let help = format!("this memorix reads uv.lock version {NEWEST}; upgrade memorix");
+        return Err(unsupported(name, text, v.span(), what, help).into());
     }
 
     let norm = |n: &str| normalize(Ecosystem::Python, n);
@@ -104,24 +113,25 @@ pub(super) fn parse(text: &str, name: &str, path: &Path) -> Result<Vec<Pin>> {
         };
     }
 
-    Ok(lock
-        .package
-        .iter()
-        .filter_map(|p| {
-            let version = p.version.clone()?;
-            let key = norm(p.name.get_ref());
-            let direct = direct_names.contains(&key) || direct_versions.contains(&(key, version.clone()));
-            Some(Pin {
-                name: p.name.get_ref().clone(),
-                version,
-                markers: fork_markers(&p.resolution_markers),
-                file: path.to_path_buf(),
-                line: line_of(text, p.name.span().start),
-                direct,
-                source: p.source.as_ref().map(source_text),
-            })
-        })
-        .collect())
+    for p in &lock.package {
+        let line = line_of(text, p.name.span().start);
+        let source = p.source.as_ref().map(source_text);
+        // A workspace member with a dynamic version has none in the lock.
+        let Some(version) = &p.version else {
+            let mut member = Pin::new(p.name.get_ref(), "", &file.path, line);
+            member.source = source;
+            file.unversioned.push(member);
+            continue;
+        };
+        let key = norm(p.name.get_ref());
+        let mut pin = Pin::new(p.name.get_ref(), version, &file.path, line);
+        pin.direct = direct_names.contains(&key) || direct_versions.contains(&(key, version.clone()));
+        pin.markers = fork_markers(&p.resolution_markers);
+        pin.source = source;
+        pin.artifacts = p.sdist.iter().chain(&p.wheels).map(Artifact::pinned).collect();
+        file.pins.push(pin);
+    }
+    Ok(())
 }
 
 /// A package forked by uv applies under any of its forks' markers.

@@ -104,11 +104,13 @@ pub(crate) fn resolve_fresh(
     let mut pin = None;
     let found = match &loc.selector {
         Some(Selector::Version(v)) => {
-            store.locate_version(loc, mount.library.as_deref(), v, mount.policy())?
+            store.locate_version(loc, mount.library.as_deref(), v, mount.policy(), None)?
         }
         Some(Selector::Pin) => {
             let p = pins.pin(mount, loc)?;
-            let found = store.locate_version(loc, Some(&p.library), &p.docs_version, mount.policy())?;
+            let scheme = Some(p.ecosystem.scheme());
+            let found =
+                store.locate_version(loc, Some(&p.library), &p.docs_version, mount.policy(), scheme)?;
             pin = Some(LockedPin { library: p.library, file: p.file, version: p.version });
             found
         }

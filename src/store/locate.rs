@@ -27,7 +27,7 @@ impl Store {
     /// error, as is a trailing `/` on a file.
     pub fn locate(&self, loc: &Locator) -> Result<Located> {
         match &loc.selector {
-            Some(Selector::Version(v)) => self.locate_version(loc, None, v, MatchPolicy::Exact),
+            Some(Selector::Version(v)) => self.locate_version(loc, None, v, MatchPolicy::Exact, None),
             Some(Selector::Pin) => Err(Error::PinOutsideProject { locator: loc.to_string() }),
             selector => {
                 let generation = self.select_generation(loc.kind, selector.as_ref())?;
@@ -42,7 +42,8 @@ impl Store {
         }
     }
 
-    /// `loc`'s path inside the tagged version of `library` that `policy` picks for `wanted`.
+    /// `loc`'s path inside the tagged version of `library` that `policy` picks for `wanted`,
+    /// comparing versions by `scheme` (a pinned library's ecosystem's) where given.
     /// Without a library name, the library tagged at the deepest path at or above `loc`.
     pub fn locate_version(
         &self,
@@ -50,6 +51,7 @@ impl Store {
         library: Option<&str>,
         wanted: &str,
         policy: MatchPolicy,
+        scheme: Option<version::Scheme>,
     ) -> Result<Located> {
         let index = self.versions(loc.kind)?;
         let under = |path: &StorePath| loc.path.starts_with(path);
@@ -65,7 +67,7 @@ impl Store {
             return Err(Error::NoVersions { library: library.to_string(), place: loc.place() });
         }
         let known: Vec<&str> = entries.iter().map(|e| e.version.as_str()).collect();
-        let Some(picked) = version::pick(policy, wanted, &known) else {
+        let Some(picked) = version::pick(scheme, policy, wanted, &known) else {
             let mut available: Vec<String> = known.iter().map(|s| s.to_string()).collect();
             version::sort_descending(&mut available);
             return Err(Error::NoAcceptableVersion {
