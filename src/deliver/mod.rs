@@ -330,7 +330,7 @@ pub fn activate(
     let tmp = state_dir.join("tmp");
     fsutil::create_dir(&tmp)?;
     let stage = Stage::create(tmp.join("stage"))?;
-    let (files, reused, purged) = fill_stage(store, &stage.0, memory, delivery, mode, previous)?;
+    let Staged { files, reused, purged } = fill_stage(store, &stage.0, memory, delivery, mode, previous)?;
     if let Some(parent) = memory.parent() {
         fsutil::create_dir(parent)?;
     }
@@ -410,9 +410,18 @@ impl Drop for Stage {
     }
 }
 
+/// What [`fill_stage`] put into the stage.
+struct Staged {
+    /// Files placed, by path.
+    files: Vec<(String, Id)>,
+    /// How many were hard-linked from the previous activation.
+    reused: usize,
+    /// Paths left out because their content was purged.
+    purged: Vec<String>,
+}
+
 /// Writes the generated files and every file into `stage`, taking over unchanged files of the
-/// previous activation; returns the files placed, how many were taken over, and the files
-/// left out because their content was purged.
+/// previous activation.
 fn fill_stage(
     store: &Store,
     stage: &Path,
@@ -420,7 +429,7 @@ fn fill_stage(
     delivery: &Delivery,
     mode: Mode,
     previous: Option<&ActivationRecord>,
-) -> Result<(Vec<(String, Id)>, usize, Vec<String>)> {
+) -> Result<Staged> {
     let tmp = stage.parent().expect("the stage lies in tmp/");
     for (name, text) in delivery.generated(store)? {
         fsutil::write_atomic_mode(tmp, &stage.join(name), text.as_bytes(), 0o444)?;
@@ -444,7 +453,7 @@ fn fill_stage(
         }
         place(store, blob, dest, mode)
     })?;
-    Ok((files, reused.into_inner(), purged.into_iter().map(|(p, _)| p).collect()))
+    Ok(Staged { files, reused: reused.into_inner(), purged: purged.into_iter().map(|(p, _)| p).collect() })
 }
 
 impl ActivationRecord {
