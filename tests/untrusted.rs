@@ -9,9 +9,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
-use common::{Run, TestEnv, listing};
+use common::{TestEnv, listing};
 
 const SECRET: &str = "TOP SECRET sentinel content";
 
@@ -48,34 +47,6 @@ fn built(env: &TestEnv) {
         "[sources]\n\"rules/p/\" = \"./agent-rules\"\n\n[mounts.rules]\nselect = [\"rules/p/\"]\n",
     );
     env.run(&["build"]).ok();
-}
-
-/// Runs memorix and fails the test if it takes more than a few seconds (a FIFO opened for
-/// reading would block forever).
-fn bounded(env: &TestEnv, args: &[&str]) -> Run {
-    let mut child = env
-        .command()
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn memorix");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while child.try_wait().expect("poll").is_none() {
-        if Instant::now() > deadline {
-            child.kill().expect("kill");
-            panic!("memorix {args:?} blocked (a special file was opened)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
-    let code = out.status.code().unwrap_or(-1);
-    Run {
-        code,
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).replace(env.root.to_str().unwrap(), "[ROOT]"),
-        raw_stdout: out.stdout,
-    }
 }
 
 fn mkfifo(path: &Path) {
@@ -269,10 +240,10 @@ fn special_files_in_state_paths_are_refused_without_blocking() {
                 .unwrap();
         }
         mkfifo(&path);
-        let out = bounded(&env, &["build"]);
+        let out = env.run_within(20, &["build"]);
         assert_eq!(out.code, 2, "{planted}: {}", out.stderr);
         assert!(out.stderr.contains("memorix::project::special_file"), "{planted}: {}", out.stderr);
-        assert_eq!(bounded(&env, &["status"]).code, 2, "{planted}");
+        assert_eq!(env.run_within(20, &["status"]).code, 2, "{planted}");
     }
 }
 
@@ -334,14 +305,87 @@ fn oversized_project_files_are_refused_before_they_are_read() {
     // Sparse files: their size is what is checked, nothing of them is read.
     let lock = fs::OpenOptions::new().write(true).open(env.project.join("memorix.lock")).unwrap();
     lock.set_len(65 << 20).unwrap();
-    let err = bounded(&env, &["lock", "--check"]).stderr;
+    let err = env.run_within(20, &["lock", "--check"]).stderr;
     assert!(err.contains("memorix::project::too_large") && err.contains("memorix.lock is 65 MiB"), "{err}");
     let manifest = fs::OpenOptions::new().write(true).open(env.project.join("memorix.toml")).unwrap();
     manifest.set_len(65 << 20).unwrap();
-    let out = bounded(&env, &["build"]);
+    let out = env.run_within(20, &["build"]);
     assert_eq!(out.code, 2);
     assert!(
         out.stderr.contains("memorix::project::too_large") && out.stderr.contains("memorix.toml"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A Cargo.lock of `n` registry packages, each depending on the next, under one workspace
+/// member: the dependency chain a hostile repository commits to make a walk quadratic.
+fn cargo_lock_chain(n: usize) -> String {
+    let mut lock = String::from(
+        "version = 3\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\"p0\"]\n",
+    );
+    for i in 0..n {
+        let registry = "registry+https://github.com/rust-lang/crates.io-index";
+        lock += &format!("\n[[package]]\nname = \"p{i}\"\nversion = \"1.0.{i}\"\nsource = \"{registry}\"\n");
+        if i + 1 < n {
+            lock += &format!("dependencies = [\n \"p{}\",\n]\n", i + 1);
+        }
+    }
+    lock
+}
+
+fn pinned_mount(env: &TestEnv, pin_file: &str, library: &str) {
+    let mount = format!("[mounts.docs]\nselect = [\"docs/{library}/@pin\"]\n");
+    env.write("memorix.toml", &format!("[pins]\nfiles = [\"{pin_file}\"]\n\n{mount}"));
+}
+
+#[test]
+fn a_long_cargo_lock_chain_reads_in_linear_time() {
+    let env = TestEnv::new();
+    let n = 99_999;
+    env.write("Cargo.lock", &cargo_lock_chain(n));
+    pinned_mount(&env, "Cargo.lock", "p99998");
+    // After the member's 6 lines, package i takes 8 (blank, header, name, version, source and
+    // a 3-line dependency list); its name is the third.
+    let line = 6 + 8 * (n - 1) + 3;
+    let out = env.run_within(120, &["pins"]).ok();
+    assert_eq!(
+        out.stdout,
+        format!(
+            "docs (docs/p99998/@pin)\n  p99998 1.0.99998 (cargo) at Cargo.lock:{line}\n  why: the only version pinned\n"
+        )
+    );
+    pinned_mount(&env, "Cargo.lock", "p0");
+    let out = env.run_within(120, &["--json", "pins"]).ok();
+    assert_eq!(out.json()[0]["reason"], "only");
+}
+
+#[test]
+fn a_pin_file_past_the_package_cap_is_refused() {
+    let env = TestEnv::new();
+    env.write("Cargo.lock", &cargo_lock_chain(200_000));
+    pinned_mount(&env, "Cargo.lock", "p5");
+    let out = env.run_within(120, &["pins"]).expect(2);
+    assert!(out.stderr.contains("memorix::pins::too_many"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("Cargo.lock lists 200001 packages; memorix reads pin files of at most 100000 packages"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_100_mb_requirements_line_is_refused_by_size_before_it_is_read() {
+    let env = TestEnv::new();
+    let path = env.write("requirements.txt", "httpx==0.23.3 ");
+    // Sparse: the rest of the line is zeros nobody writes or reads.
+    fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(100_000_000).unwrap();
+    pinned_mount(&env, "requirements.txt", "httpx");
+    let out = env.run_within(20, &["build"]).expect(2);
+    assert!(out.stderr.contains("memorix::pins::too_large"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("requirements.txt is 95 MiB; memorix reads pin files of at most 64 MiB"),
         "{}",
         out.stderr
     );
@@ -421,7 +465,7 @@ mod symlink_placements {
                 symlink(target, &path).unwrap();
             }
             for c in &commands {
-                let out = bounded(&env, COMMANDS[*c]);
+                let out = env.run_within(20, COMMANDS[*c]);
                 prop_assert!(out.code == 0 || out.code == 1 || out.code == 2, "{:?}: {}", COMMANDS[*c], out.stderr);
                 prop_assert!(!out.stdout.contains(SECRET) && !out.stderr.contains(SECRET));
             }

@@ -18,6 +18,24 @@ pub enum PinError {
     #[diagnostic(code(memorix::pins::unknown_format), help("[pins] files may list: {known}"))]
     UnknownFormat { path: String, known: &'static str },
 
+    #[error("{path} is {} MiB; memorix reads pin files of at most {} MiB", size >> 20, max >> 20)]
+    #[diagnostic(
+        code(memorix::pins::too_large),
+        help(
+            "a lockfile that large is not one a package manager wrote; check the file, or remove it from [pins] files"
+        )
+    )]
+    TooLarge { path: String, size: u64, max: u64 },
+
+    #[error("{path} lists {count} packages; memorix reads pin files of at most {max} packages")]
+    #[diagnostic(
+        code(memorix::pins::too_many),
+        help(
+            "a lockfile that long is not one a package manager wrote; check the file, or remove it from [pins] files"
+        )
+    )]
+    TooMany { path: String, count: usize, max: usize },
+
     #[error("{path}: the file is not valid {encoding}")]
     #[diagnostic(
         code(memorix::pins::encoding),
@@ -287,7 +305,7 @@ fn line_span(text: &str, line: usize) -> Option<SourceSpan> {
 }
 
 /// The 1-based line of byte `offset` in `text`.
-pub(crate) fn line_of(text: &str, offset: usize) -> usize {
+fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
 }
 

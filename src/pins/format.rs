@@ -66,7 +66,7 @@ pub(crate) fn detect(path: &Path, text: &str) -> Option<Format> {
 
 /// The format of the file named `name`, when the name alone tells.
 pub(crate) fn by_name(name: &str) -> Option<Format> {
-    // `Cargo.lock.v3` and the like are Cargo.lock files kept side by side (cargo-lock's tests).
+    // `Cargo.lock.v3` and the like are Cargo.lock files kept side by side (as in the rustsec cargo-lock tests).
     if name == "Cargo.lock" || name.starts_with("Cargo.lock.") {
         return Some(Format::Cargo);
     }

@@ -167,6 +167,11 @@ impl PinFile {
     }
 }
 
+/// The most packages one pin file may list (with what it includes). The largest real
+/// lockfiles list tens of thousands; past this, resolving and reporting would be the hostile
+/// file's to size.
+pub const MAX_PACKAGES: usize = 100_000;
+
 /// Parses one pin file. The format comes from the file name when it is one a tool writes
 /// (`Cargo.lock`, `pnpm-lock.yaml`, `requirements-dev.txt`, ...), else from the content.
 pub fn parse_file(path: &Path) -> Result<PinFile> {
@@ -198,6 +203,11 @@ fn parse_named(path: &Path, name: &str) -> Result<PinFile> {
     };
     let mut file = PinFile::new(path, format);
     parse(&text, name, &mut file)?;
+    if file.pins.len() > MAX_PACKAGES {
+        return Err(
+            PinError::TooMany { path: name.to_string(), count: file.pins.len(), max: MAX_PACKAGES }.into()
+        );
+    }
     Ok(file)
 }
 
@@ -600,7 +610,7 @@ impl Site<'_> {
 
     /// The pin's line for miette. Errors are rare, so the file is read again only to show it.
     pub(crate) fn source(&self) -> (Option<miette::NamedSource<String>>, Option<miette::SourceSpan>) {
-        let text = std::fs::read(&self.pin.file).ok().and_then(|b| text::decode(&b).ok());
+        let text = text::read(&self.pin.file, &self.name).ok();
         Loc { name: &self.name, text: text.as_deref(), line: self.pin.line }.source()
     }
 }

@@ -6,7 +6,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{check_major, from_toml, line_of};
+use super::error::{check_major, from_toml};
+use super::text::Lines;
 use super::{Pin, PinFile, PinnedArtifact};
 
 const HELP: &str = "pdm.lock is generated: run `pdm lock` to write it again";
@@ -53,8 +54,9 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
         NEWEST_MAJOR,
         "pdm.lock lock_version",
     )?;
+    let lines = Lines::new(text);
     for p in &lock.package {
-        let mut pin = Pin::new(p.name.get_ref(), &p.version, &file.path, line_of(text, p.name.span().start));
+        let mut pin = Pin::new(p.name.get_ref(), &p.version, &file.path, lines.of(p.name.span().start));
         pin.markers = p.marker.clone();
         pin.source = (!p.groups.is_empty()).then(|| p.groups.join(", "));
         pin.artifacts = p

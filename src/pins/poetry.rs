@@ -10,7 +10,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{check_major, from_toml, line_of};
+use super::error::{check_major, from_toml};
+use super::text::Lines;
 use super::{Ecosystem, Pin, PinFile, PinnedArtifact, normalize};
 
 const HELP: &str = "poetry.lock is generated: run `poetry lock` to write it again";
@@ -87,8 +88,9 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
         NEWEST_MAJOR,
         "poetry.lock lock-version",
     )?;
+    let lines = Lines::new(text);
     for p in &lock.package {
-        let mut pin = Pin::new(p.name.get_ref(), &p.version, &file.path, line_of(text, p.name.span().start));
+        let mut pin = Pin::new(p.name.get_ref(), &p.version, &file.path, lines.of(p.name.span().start));
         pin.markers = match &p.markers {
             Some(Markers::One(m)) => Some(m.clone()),
             Some(Markers::PerGroup(groups)) => any_of(groups.values()),

@@ -8,7 +8,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{check_major, from_toml, line_of};
+use super::error::{check_major, from_toml};
+use super::text::Lines;
 use super::{Pin, PinFile, PinnedArtifact, url_file_name};
 
 const HELP: &str =
@@ -67,8 +68,9 @@ impl Artifact {
 pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
     let lock: Lock = from_toml(text, name, "pylock.toml", HELP)?;
     check_major(name, text, lock.lock_version.as_ref(), NEWEST_MAJOR, "pylock.toml lock-version")?;
+    let lines = Lines::new(text);
     for p in &lock.packages {
-        let line = line_of(text, p.name.span().start);
+        let line = lines.of(p.name.span().start);
         let mut pin = Pin::new(p.name.get_ref(), p.version.as_deref().unwrap_or(""), &file.path, line);
         pin.markers = p.marker.clone();
         pin.source = p.index.clone();

@@ -8,8 +8,9 @@ use toml_edit::{Document, Item, Value};
 
 use super::PinFile;
 use super::error::Result;
-use super::error::{line_of, syntax};
+use super::error::syntax;
 use super::requirements::record;
+use super::text::Lines;
 
 const HELP: &str = "fix the TOML syntax of pyproject.toml";
 
@@ -24,9 +25,10 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
         .chain(tables(project.and_then(|p| p.get("optional-dependencies"))))
         .chain(tables(root.get("dependency-groups")));
     let path = file.path.clone();
+    let lines = Lines::new(text);
     for spec in lists.filter_map(Item::as_array).flat_map(|a| a.iter()) {
         if let (Value::String(s), Some(span)) = (spec, spec.span()) {
-            record(file, s.value().trim(), &path, line_of(text, span.start), Vec::new());
+            record(file, s.value().trim(), &path, lines.of(span.start), Vec::new());
         }
     }
     Ok(())

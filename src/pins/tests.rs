@@ -561,7 +561,7 @@ fn a_cargo_lock_from_the_future_is_refused() {
 }
 
 #[test]
-fn a_cargo_lock_that_cargo_lock_rejects_is_an_error() {
+fn a_cargo_lock_dependency_on_a_package_it_lacks_is_an_error() {
     // Valid TOML, but the dependency names a package the file does not have.
     let lock =
         "version = 3\n\n[[package]]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = [\"missing\"]\n";

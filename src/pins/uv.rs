@@ -6,7 +6,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::Result;
-use super::error::{from_toml, line_of, unsupported};
+use super::error::{from_toml, unsupported};
+use super::text::Lines;
 use super::{Ecosystem, Pin, PinFile, PinnedArtifact, normalize, url_file_name};
 
 const HELP: &str = "uv.lock is generated: run `uv lock` to write it again";
@@ -113,8 +114,9 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
         };
     }
 
+    let lines = Lines::new(text);
     for p in &lock.package {
-        let line = line_of(text, p.name.span().start);
+        let line = lines.of(p.name.span().start);
         let source = p.source.as_ref().map(source_text);
         // A workspace member with a dynamic version has none in the lock.
         let Some(version) = &p.version else {

@@ -12,6 +12,7 @@
 use std::collections::HashSet;
 
 use super::error::{Result, syntax};
+use super::text::Lines;
 use super::{Pin, PinFile, PinnedArtifact, url_file_name};
 
 const HELP: &str = "yarn.lock is generated: run `yarn install` to write it again";
@@ -41,8 +42,10 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
         .flat_map(|e| e.dependencies.iter().chain(&e.optional_dependencies))
         .map(|(dep, range)| (*dep, npm_range(range.trim_matches('"'))))
         .collect();
+    let lines = Lines::new(text);
     for entry in lock.entries.iter().filter(|e| !workspace(e) && is_release(e.version)) {
-        let mut pin = Pin::new(entry.name, entry.version, &file.path, line_of_slice(text, entry.name));
+        let mut pin =
+            Pin::new(entry.name, entry.version, &file.path, line_of_slice(text, &lines, entry.name));
         // A descriptor is `name@npm:^1.2.0` (berry) or `name@^1.2.0` (classic).
         pin.direct = entry.descriptors.iter().any(|(dep, range)| direct.contains(&(*dep, patched(range))));
         pin.source = protocol(entry.resolved).map(str::to_string);
@@ -69,9 +72,9 @@ fn patched(range: &str) -> &str {
 }
 
 /// The 1-based line of `slice`, which the parser cut out of `text`.
-fn line_of_slice(text: &str, slice: &str) -> usize {
+fn line_of_slice(text: &str, lines: &Lines, slice: &str) -> usize {
     let offset = (slice.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
-    if offset > text.len() { 0 } else { super::error::line_of(text, offset) }
+    if offset > text.len() { 0 } else { lines.of(offset) }
 }
 
 /// A berry resolution's protocol when it is not the registry's (`patch`, `git`, ...).

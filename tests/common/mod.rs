@@ -83,6 +83,41 @@ impl TestEnv {
         self.finish(child.wait_with_output().expect("wait"))
     }
 
+    /// Runs memorix and fails the test when it is still running after `secs` seconds: a hang
+    /// guard for hostile input (a FIFO opened for reading, a quadratic parse), never a timing.
+    pub fn run_within(&self, secs: u64, args: &[&str]) -> Run {
+        let mut child = self
+            .command()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn memorix");
+        // Drained while it runs, so a long output cannot stall it.
+        let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                pipe.read_to_end(&mut bytes).expect("read output");
+                bytes
+            })
+        };
+        let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+        let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("poll") {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                child.kill().expect("kill");
+                panic!("memorix {args:?} still running after {secs} s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let (stdout, stderr) = (stdout.join().expect("stdout"), stderr.join().expect("stderr"));
+        self.finish(Output { status, stdout, stderr })
+    }
+
     pub fn run_cmd(&self, cmd: &mut std::process::Command) -> Run {
         self.finish(cmd.output().expect("run memorix"))
     }
