@@ -67,7 +67,8 @@ fn end_to_end_from_an_empty_store_and_identical_lock_on_another_history() {
         use std::os::unix::fs::PermissionsExt;
         fs::metadata(memory.join(p)).unwrap().permissions().mode() & 0o777
     };
-    assert_eq!((mode("python/style.md"), mode("python"), mode("INDEX.md")), (0o444, 0o555, 0o444));
+    // Files are read-only; directories stay writable so their owner can `rm -rf` them.
+    assert_eq!((mode("python/style.md"), mode("python"), mode("INDEX.md")), (0o444, 0o755, 0o444));
     let lock = fs::read_to_string(env.project.join("memorix.lock")).unwrap();
     insta::assert_snapshot!(lock);
     let index = fs::read_to_string(memory.join("INDEX.md")).unwrap();

@@ -124,20 +124,33 @@ fn axum_service_follows_its_cargo_lock() {
 #[test]
 fn init_writes_a_commented_starter_manifest_once() {
     let env = TestEnv::new();
+    // Another project's rules are in the shared Store; this project's pin files are in its root.
+    env.write("r/other-team.md", "# Another team's rules\n");
+    env.run(&["ingest", "rules/other/", env.project.join("r").to_str().unwrap()]).ok();
+    fs::remove_dir_all(env.project.join("r")).unwrap();
+    env.write("requirements.txt", "httpx==0.28.1\n");
+    env.write("requirements-dev.txt", "pytest==8.3.4\n");
+    env.write("CMakeLists.txt", "project(x)\n");
+    let agents = "# Agents\n\nRun the tests.\n";
+    env.write("AGENTS.md", agents);
+
     let out = env.run(&["init", "--name", "demo"]).ok();
     assert_eq!(
         out.stdout,
-        "Created memorix.toml for `demo`. Declare mounts in it, then run `memorix build`.\nUpdated .ignore\n"
+        "Created memorix.toml for `demo`. Declare mounts in it, then run `memorix build`.\n\
+         Pins versions from requirements-dev.txt, requirements.txt\nUpdated .ignore\n"
     );
     let text = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
     insta::assert_snapshot!(text);
-    assert!(env.project.join(".memorix").is_dir());
+    assert_eq!(fs::read_to_string(env.project.join("AGENTS.md")).unwrap(), agents, "only --agents edits it");
+    assert_eq!(
+        fs::read_to_string(env.project.join(".memorix/.gitignore")).unwrap().lines().last(),
+        Some("*")
+    );
     let again = env.run(&["init"]).ok();
     assert!(again.stdout.starts_with("memorix.toml exists; left as it is"), "{}", again.stdout);
     assert_eq!(fs::read_to_string(env.project.join("memorix.toml")).unwrap(), text);
-    // The starter is a valid manifest: it selects rules/, so it builds once the Store has some.
-    env.write("r/a.md", "# A\n");
-    env.run(&["ingest", "rules/team/", env.project.join("r").to_str().unwrap()]).ok();
+    // The starter is a valid manifest that selects nothing: the other team's rules stay out.
     env.run(&["build"]).ok();
-    assert!(env.project.join(".memory/rules/team/a.md").is_file());
+    assert_eq!(memory_files(&env), [".gitignore", ".ignore", "INDEX.md"]);
 }

@@ -1,4 +1,5 @@
-//! `memorix init`: git excludes, `.ignore` for rg/fd, and the managed AGENTS.md block.
+//! `memorix init` and what keeps generated files out of git and inside search tools' view:
+//! `.ignore` for rg/fd, the generated directories' own ignore files, and the AGENTS.md block.
 
 mod common;
 
@@ -28,35 +29,91 @@ fn git(env: &TestEnv, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Every file under `.memory/`, relative to the project, sorted.
+fn memory_files(env: &TestEnv) -> Vec<String> {
+    let root = env.project.join(".memory");
+    let mut files: Vec<String> = common::walk(&root)
+        .into_iter()
+        .filter(|p| p.is_file())
+        .map(|p| p.strip_prefix(&env.project).unwrap().display().to_string())
+        .collect();
+    files.sort();
+    files
+}
+
+/// The lines of a tool's output under `.memory/`, sorted.
+fn listed(tool: &str, args: &[&str], env: &TestEnv) -> Vec<String> {
+    let out = Command::new(tool).args(args).current_dir(&env.project).output().unwrap();
+    assert!(out.status.success(), "{tool} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let mut lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim_start_matches("./").to_string())
+        .filter(|l| l.starts_with(".memory/"))
+        .collect();
+    lines.sort();
+    lines
+}
+
 #[test]
-fn rg_and_fd_find_the_memory_while_git_ignores_it() {
+fn rg_and_fd_list_every_delivered_file_dot_files_included_while_git_ignores_them() {
     let (Some(rg), Some(fd)) = (tool(&["rg"]), tool(&["fd", "fdfind"])) else { return };
     let env = TestEnv::new();
     git(&env, &["init", "-q"]);
     env.run(&["init"]).ok();
+    // Real rule files are dot-files: .cursorrules, .github/copilot-instructions.md, .cursor/rules/*.mdc.
+    env.write("r/.cursorrules", "Use quetzalcoatl naming.\n");
+    env.write("r/.github/copilot-instructions.md", "# Copilot\n\nquetzalcoatl\n");
+    env.write("r/.cursor/rules/python.mdc", "---\ndescription: Python\n---\nquetzalcoatl\n");
     env.write("r/zebrafinch.md", "# Rule\n\nThe word quetzalcoatl appears only in memory.\n");
     env.run(&["ingest", "rules/team/", env.project.join("r").to_str().unwrap()]).ok();
     fs::remove_dir_all(env.project.join("r")).unwrap();
+    env.write("memorix.toml", "[mounts.team]\nselect = [\"rules/team/\"]\n");
     env.run(&["build"]).ok();
-    assert!(env.project.join(".memory/rules/team/zebrafinch.md").is_file());
 
-    let rg_out = Command::new(&rg).arg("quetzalcoatl").current_dir(&env.project).output().unwrap();
-    let found = String::from_utf8_lossy(&rg_out.stdout);
-    assert!(found.contains(".memory/rules/team/zebrafinch.md"), "rg: {found}");
-    let fd_out = Command::new(&fd).arg("zebrafinch").current_dir(&env.project).output().unwrap();
-    assert!(String::from_utf8_lossy(&fd_out.stdout).contains(".memory/rules/team/zebrafinch.md"), "fd");
+    let delivered = memory_files(&env);
+    assert!(delivered.contains(&".memory/team/.cursor/rules/python.mdc".to_string()), "{delivered:?}");
+    assert_eq!(listed(&rg, &["--files"], &env), delivered, "rg --files");
+    assert_eq!(listed(&fd, &["--type", "f"], &env), delivered, "fd");
+    let hits = listed(&rg, &["-l", "quetzalcoatl"], &env);
+    assert_eq!(hits.len(), 4, "rg finds the word in every rule: {hits:?}");
+    let grep =
+        Command::new("grep").args(["-rl", "quetzalcoatl", "."]).current_dir(&env.project).output().unwrap();
+    assert_eq!(String::from_utf8(grep.stdout).unwrap().lines().count(), 4, "grep -r");
+
+    // Git sees only the project's own files; the ignore rules live inside the generated
+    // directories, so a clone or a monorepo subdirectory needs nothing in .git/.
     let status = git(&env, &["status", "--porcelain", "--untracked-files=all"]);
-    assert!(!status.contains(".memory") && !status.contains(".memorix"), "{status}");
-    assert!(status.contains(".ignore") && status.contains("memorix.toml"), "{status}");
-    let exclude = fs::read_to_string(env.project.join(".git/info/exclude")).unwrap();
+    assert_eq!(status, "?? .ignore\n?? memorix.lock\n?? memorix.toml\n");
     assert!(
-        exclude.ends_with("# memorix: generated memory and project state\n/.memory/\n/.memorix/\n"),
-        "{exclude}"
+        !env.project.join(".git/info/exclude").exists()
+            || !fs::read_to_string(env.project.join(".git/info/exclude")).unwrap().contains("memorix")
     );
     // Idempotent: a second init changes nothing.
     let again = env.run(&["init"]).ok().stdout;
     assert_eq!(again, "memorix.toml exists; left as it is\n");
-    assert_eq!(fs::read_to_string(env.project.join(".git/info/exclude")).unwrap(), exclude);
+}
+
+#[test]
+fn the_owner_deletes_the_memory_with_rm_and_git_clean() {
+    let env = TestEnv::new();
+    git(&env, &["init", "-q"]);
+    env.write("r/a/b.md", "# B\n");
+    env.write("memorix.toml", "[sources]\n\"rules/p/\" = \"./r\"\n\n[mounts.p]\nselect = [\"rules/p/\"]\n");
+    env.run(&["build"]).ok();
+    let memory = env.project.join(".memory");
+    // Files are read-only; directories are writable by their owner, so removing them needs no
+    // root (tests may run as root, which ignores modes: the modes are checked too).
+    for dir in common::walk(&memory).into_iter().filter(|p| p.is_dir()) {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o700, 0o700, "{} is {mode:o}", dir.display());
+    }
+    let rm = Command::new("rm").args(["-rf", ".memory"]).current_dir(&env.project).output().unwrap();
+    assert!(rm.status.success() && !memory.exists(), "{}", String::from_utf8_lossy(&rm.stderr));
+    env.run(&["build"]).ok();
+    git(&env, &["clean", "-fdxq"]);
+    assert!(!memory.exists() && !env.project.join(".memorix").exists());
 }
 
 #[test]

@@ -64,7 +64,11 @@ fn a_python_project_gets_exactly_its_pinned_httpx_docs() {
     let out = env.run(&["lock", "--check"]).expect(1).stdout;
     assert!(out.contains("mount `libs/httpx`: requirements.txt now pins httpx 0.28.1 (memorix.lock has 0.23.3 from requirements.txt)"), "{out}");
     let st = env.run(&["status"]).ok().stdout;
-    assert!(st.starts_with("libs/httpx: stale\n    version docs/httpx/@pin: 0.23.3 -> 0.28.1\n"), "{st}");
+    let why = "requirements.txt now pins httpx 0.28.1 (memorix.lock has 0.23.3 from requirements.txt)";
+    assert!(
+        st.starts_with(&format!("libs/httpx: stale: {why}\n    version docs/httpx/@pin: 0.23.3 -> 0.28.1\n")),
+        "{st}"
+    );
     env.run(&["update"]).ok();
     assert!(
         !memory.join("docs/advanced.md").exists() && memory.join("docs/advanced/proxies.md").is_file(),

@@ -1,6 +1,6 @@
 use super::Context;
 use super::render::{self, Text};
-use crate::ops::build::{BuildOutcome, BuildRequest, build};
+use crate::ops::build::{Activated, BuildOutcome, BuildRequest, build};
 use crate::ops::error::Result;
 use crate::resolve::Refresh;
 
@@ -9,7 +9,8 @@ use crate::resolve::Refresh;
 /// Resolves memorix.toml into memorix.lock when needed, ingests [sources], stores each mount's
 /// derivation and the environment, records a profile binding and places the files in the
 /// memory directory as read-only copies, swapped in atomically. Does nothing when the memory
-/// directory already shows the locked environment.
+/// directory already shows the locked environment. Objects memorix.lock names that the Store
+/// lacks (a fresh clone) are fetched from the substituters first, unless --offline.
 ///
 /// Examples: `memorix build`, `memorix -C examples/webapp build`, `memorix build --locked` (CI)
 #[derive(Debug, clap::Args)]
@@ -18,15 +19,21 @@ pub struct Args {
     #[arg(long)]
     locked: bool,
 
-    /// Never fetch what the store lacks from the substituters (--locked is the only build that
-    /// fetches); a missing object is then reported
-    #[arg(long, env = "MEMORIX_OFFLINE", value_parser = clap::builder::BoolishValueParser::new())]
-    offline: bool,
+    /// --locked and --offline: the Store must already hold everything memorix.lock names
+    #[arg(long)]
+    frozen: bool,
+
+    #[command(flatten)]
+    net: super::Offline,
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let cwd = &ctx.cwd;
-    let req = BuildRequest { locked: args.locked, refresh: Refresh::Nothing, offline: args.offline };
+    let req = BuildRequest {
+        locked: args.locked || args.frozen,
+        refresh: Refresh::Nothing,
+        offline: args.net.offline || args.frozen,
+    };
     let outcome = build(cwd, &ctx.store, &req, &ctx.progress)?;
     report(ctx, &outcome)
 }
@@ -59,6 +66,11 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
     if outcome.lock_written {
         s.line(format_args!("Wrote memorix.lock"));
     }
+    if outcome.ignore_updated {
+        s.line(format_args!(
+            "Added the memory directory to .ignore, so rg, fd and agents' search tools see it"
+        ));
+    }
     match &outcome.activated {
         None => s.line(format_args!(
             "Nothing to do: .memory/ already shows environment {} (profile generation {})",
@@ -66,20 +78,24 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
             outcome.generation.unwrap_or_default()
         )),
         Some(a) => {
+            repaired(&mut s, a);
             let new = outcome.derivations.iter().filter(|d| d.new).count();
             s.line(format_args!(
-                "Built environment {} ({} mounts, {new} new derivations)",
+                "Built environment {} ({}, {})",
                 env.short(),
-                outcome.derivations.len()
+                render::count(outcome.derivations.len(), "mount"),
+                render::count(new, "new derivation")
             ));
             s.line(format_args!(
-                "Activated {}/ at profile generation {}: {} files",
-                a.memory, a.generation, a.files
+                "Activated {}/ at profile generation {}: {}",
+                a.memory,
+                a.generation,
+                render::count(a.files, "file")
             ));
             if !a.purged.is_empty() {
                 s.line(format_args!(
-                    "Left out {} files whose content was purged from the Store: {}",
-                    a.purged.len(),
+                    "Left out {} whose content was purged from the Store: {}",
+                    render::count(a.purged.len(), "file"),
                     a.purged.join(", ")
                 ));
             }
@@ -98,4 +114,30 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
     }
     render::note(ctx, &s)?;
     Ok(0)
+}
+
+/// What the build put right in the memory directory, before saying what it activated.
+fn repaired(s: &mut Text, a: &Activated) {
+    let r = &a.repaired;
+    if let Some(generation) = r.rolled_back_to {
+        s.line(format_args!(
+            "The profile was rolled back to generation {generation}; activating the lock's environment as generation {}",
+            a.generation
+        ));
+    }
+    let (d, m) = (&r.drift, &a.memory);
+    let files = |n: usize| render::count(n, "file");
+    if !d.edited.is_empty() {
+        s.line(format_args!("Restored {} edited in {m}/: {}", files(d.edited.len()), d.edited.join(", ")));
+    }
+    if !d.missing.is_empty() {
+        s.line(format_args!("Restored {} missing from {m}/", files(d.missing.len())));
+    }
+    if !d.foreign.is_empty() {
+        s.line(format_args!(
+            "Removed {} memorix did not deliver from {m}/: {}",
+            files(d.foreign.len()),
+            d.foreign.join(", ")
+        ));
+    }
 }

@@ -5,10 +5,12 @@ use crate::ops::init::{Agents, init};
 
 /// Set up memorix in a project (safe to run again)
 ///
-/// Writes a commented memorix.toml (unless one exists), creates .memorix/, adds .memory/ and
-/// .memorix/ to .git/info/exclude, and writes a .ignore with `!/.memory/` so rg, fd and agent
-/// search tools still find the memory. With --agents (or when AGENTS.md / CLAUDE.md exist) a
-/// managed block in those files points agents at .memory/INDEX.md.
+/// Writes a commented memorix.toml (unless one exists) whose `[pins] files` lists the lockfiles
+/// found here, and whose mounts are commented examples: nothing is selected until you say so.
+/// Creates .memorix/ (project state, kept out of git by its own .gitignore) and a .ignore with
+/// `!/.memory/` so rg, fd and agent search tools find the memory. `.memory/` keeps itself out
+/// of git. Only with --agents does it write a managed block into AGENTS.md / CLAUDE.md that
+/// points agents at .memory/INDEX.md.
 ///
 /// Example: `memorix init --agents`
 #[derive(Debug, clap::Args)]
@@ -31,7 +33,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let agents = match (args.agents, args.remove_agents) {
         (true, _) => Agents::Write,
         (_, true) => Agents::Remove,
-        _ => Agents::IfPresent,
+        _ => Agents::Keep,
     };
     let outcome = init(cwd, args.name.as_deref(), agents)?;
     if ctx.json {
@@ -47,12 +49,12 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     } else {
         s.line(format_args!("memorix.toml exists; left as it is"));
     }
+    if !outcome.pins.is_empty() {
+        s.line(format_args!("Pins versions from {}", outcome.pins.join(", ")));
+    }
     for c in &outcome.changed {
         s.line(format_args!("Updated {c}"));
     }
     render::note(ctx, &s)?;
-    for n in &outcome.notes {
-        render::warn(n);
-    }
     Ok(0)
 }

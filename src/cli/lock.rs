@@ -9,8 +9,11 @@ use crate::ops::lock::{check, lock};
 /// or [sources] changed are resolved again; the others keep their locked content. The file is
 /// rewritten only when its text changes. A lock with git merge-conflict markers is healed.
 ///
-/// With --check nothing is written: exit 0 when the lock matches memorix.toml and every id
-/// recomputes from the Store, exit 1 with the reason otherwise (for CI).
+/// With --check the lock is not written: exit 0 when it matches memorix.toml, its pins and
+/// sources, and every id recomputes; exit 1 with the reason when it is stale (for CI). Objects
+/// it names that the Store lacks are fetched from the substituters first; when none has them
+/// the lock cannot be judged here (exit 2), which is not stale. `status --check` and
+/// `build --locked` give the same verdict.
 ///
 /// Examples: `memorix lock`, `memorix lock --check`
 #[derive(Debug, clap::Args)]
@@ -18,12 +21,15 @@ pub struct Args {
     /// Check that memorix.lock is current instead of writing it
     #[arg(long)]
     check: bool,
+
+    #[command(flatten)]
+    net: super::Offline,
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let cwd = &ctx.cwd;
     if args.check {
-        let report = check(cwd, &ctx.store)?;
+        let report = check(cwd, &ctx.store, args.net.offline, &ctx.progress)?;
         if ctx.json {
             render::json(&report)?;
         } else if report.ok {
@@ -38,7 +44,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         }
         return Ok(if report.ok { 0 } else { 1 });
     }
-    let outcome = lock(cwd, &ctx.store, &ctx.progress)?;
+    let outcome = lock(cwd, &ctx.store, args.net.offline, &ctx.progress)?;
     if ctx.json {
         render::json(&outcome)?;
         return Ok(0);

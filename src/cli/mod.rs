@@ -129,6 +129,14 @@ pub struct Context {
     pub verbose: bool,
 }
 
+/// `--offline`, for the commands that may fetch what the Store lacks of memorix.lock.
+#[derive(Debug, clap::Args)]
+pub struct Offline {
+    /// Never fetch what the Store lacks from the substituters; what is missing is reported
+    #[arg(long, env = "MEMORIX_OFFLINE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub offline: bool,
+}
+
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let color = match cli.color {

@@ -73,10 +73,10 @@ fn report(ctx: &Context, m: &Moved) -> Result<u8> {
     render::note(
         ctx,
         &format!(
-            "Activated profile generation {} (environment {}), from {from}: {} files, {} reused\n",
+            "Activated profile generation {} (environment {}), from {from}: {}, {} reused\n",
             m.to,
             m.environment.short(),
-            m.placed.files,
+            render::count(m.placed.files, "file"),
             m.placed.reused
         ),
     )?;

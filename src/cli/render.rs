@@ -89,6 +89,11 @@ pub fn error(err: Error) {
 }
 
 /// `rules@g3 (sha256:0123456789ab)`
+/// "1 file", "2 files": counts in sentences read as English.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
 pub fn generation(g: &GenSummary) -> String {
     format!("{}@g{} ({})", g.kind, g.seq, g.id.short())
 }

@@ -1,51 +1,77 @@
 use super::Context;
 use super::render::{self, Text};
 use crate::ops::error::Result;
-use crate::ops::status::{Status, status};
+use crate::ops::status::{DeliveryState, Status, status};
 use crate::resolve::preview::MountState;
 
-/// Show which mounts are stale: what the Store, the pins or the sources changed since the lock
+/// Show whether memorix.lock holds, what `update` would change, and what .memory/ shows
 ///
-/// A mount is stale when `memorix update` would change it. Nothing is written.
+/// Per mount: fresh; update available (the Store moved on: `memorix update` takes it, the
+/// lock still holds); stale (a pin moved or a source changed: the lock no longer holds); not
+/// locked; or the error that mount gives. Then whether .memory/ shows the lock's environment
+/// as delivered: files edited, missing or purged, or a profile rolled back. Objects the lock
+/// names that the Store lacks are fetched from the substituters first. Nothing else is written.
 ///
-/// Examples: `memorix status`, `memorix status --check` (exit 1 when stale)
+/// Examples: `memorix status`, `memorix status --check` (exit 1 when the lock is stale, as
+/// `lock --check` and `build --locked` do)
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Exit 1 when any mount is stale or not locked (for CI)
+    /// Exit 1 when memorix.lock no longer holds (the verdict of `lock --check`), for CI
     #[arg(long)]
     check: bool,
+
+    #[command(flatten)]
+    net: super::Offline,
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let cwd = &ctx.cwd;
-    let st = status(cwd, &ctx.store, None)?;
+    let st = status(&ctx.cwd, &ctx.store, None, args.net.offline, &ctx.progress)?;
     let code = if args.check && !st.fresh { 1 } else { 0 };
     if ctx.json {
         render::json(&st)?;
     } else {
-        render::text(&describe(&st))?;
+        let mut s = describe(&st);
+        delivery(&mut s, &st.delivery);
+        render::text(&s)?;
     }
     Ok(code)
 }
 
-/// One block per mount: its state, then what changed.
+/// The lock's problems, then one block per mount: its state, then what changed.
 pub fn describe(st: &Status) -> Text {
     let mut s = Text::default();
     if let Some(p) = &st.lock_problem {
         s.line(format_args!("{p}"));
     }
+    let attributed = |p: &String| st.mounts.iter().any(|m| m.why.as_ref() == Some(p));
+    let general: Vec<&String> = st.problems.iter().filter(|p| !attributed(p)).collect();
+    if !general.is_empty() {
+        s.line("memorix.lock is stale:");
+        for p in general {
+            s.line(format_args!("  - {p}"));
+        }
+    }
     for m in &st.mounts {
         let state = match m.state {
-            MountState::Fresh => "fresh",
-            MountState::Stale => "stale",
-            MountState::Unlocked => "not locked (new or edited in memorix.toml; `memorix lock` resolves it)",
+            MountState::Fresh => "fresh".to_string(),
+            MountState::UpdateAvailable => {
+                format!("update available (the Store moved on; `memorix update {}` takes it)", m.mount)
+            }
+            MountState::Stale => {
+                let why = m.why.as_deref().unwrap_or_default();
+                format!("stale: {}", why.strip_prefix(&format!("mount `{}`: ", m.mount)).unwrap_or(why))
+            }
+            MountState::Unlocked => {
+                "not locked (new or edited in memorix.toml; `memorix lock` resolves it)".to_string()
+            }
+            MountState::Error => format!("error: {}", m.why.as_deref().unwrap_or_default()),
         };
         s.line(format_args!("{}: {state}", m.mount));
         for v in &m.versions {
             let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
             s.line(format_args!("    version {}: {} -> {}", v.locator, show(&v.from), show(&v.to)));
         }
-        if m.state == MountState::Unlocked {
+        if matches!(m.state, MountState::Unlocked | MountState::Error) {
             continue;
         }
         for (letter, list) in [("A", &m.added), ("M", &m.modified), ("D", &m.removed)] {
@@ -55,4 +81,40 @@ pub fn describe(st: &Status) -> Text {
         }
     }
     s
+}
+
+/// What `.memory/` shows, when `memorix build` has something to repair (silent when it shows
+/// the lock's environment as delivered).
+fn delivery(s: &mut Text, d: &DeliveryState) {
+    let memory = format!("{}/", d.memory);
+    let (Some(env), Some(generation)) = (d.environment, d.generation) else {
+        s.line(format_args!("{memory}: not built in this checkout; `memorix build` delivers it"));
+        return;
+    };
+    if d.ok() {
+        return;
+    }
+    s.line(format_args!(
+        "{memory}: environment {} (generation {generation}), needs `memorix build`:",
+        env.short()
+    ));
+    if d.lock_not_active {
+        let how = if d.rolled_back {
+            "the profile was rolled back"
+        } else {
+            "memorix.lock changed since the last build"
+        };
+        s.line(format_args!("    {how}; the lock's environment is not active"));
+    }
+    let drift = &d.drift;
+    for (what, list) in [
+        ("edited", &drift.edited),
+        ("missing", &drift.missing),
+        ("not delivered", &drift.foreign),
+        ("purged", &drift.purged),
+    ] {
+        for p in list {
+            s.line(format_args!("    {what}: {p}"));
+        }
+    }
 }

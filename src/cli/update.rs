@@ -25,13 +25,17 @@ pub struct Args {
     /// and write nothing
     #[arg(long)]
     dry_run: bool,
+
+    #[command(flatten)]
+    net: super::Offline,
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let cwd = &ctx.cwd;
     let names: BTreeSet<String> = args.mounts.iter().map(|m| m.trim_end_matches('/').to_string()).collect();
     if args.dry_run {
-        let st = status(cwd, &ctx.store, (!names.is_empty()).then_some(&names))?;
+        let st =
+            status(cwd, &ctx.store, (!names.is_empty()).then_some(&names), args.net.offline, &ctx.progress)?;
         if ctx.json {
             render::json(&st)?;
         } else {
@@ -40,7 +44,11 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         return Ok(0);
     }
     let refresh = if names.is_empty() { Refresh::All } else { Refresh::Mounts(names) };
-    let outcome =
-        build(cwd, &ctx.store, &BuildRequest { locked: false, refresh, offline: false }, &ctx.progress)?;
+    let outcome = build(
+        cwd,
+        &ctx.store,
+        &BuildRequest { locked: false, refresh, offline: args.net.offline },
+        &ctx.progress,
+    )?;
     report(ctx, &outcome)
 }

@@ -15,7 +15,7 @@ use crate::diagnostics::{FromIo, IoError};
 use crate::manifest::{Delivery as Mode, Manifest};
 use crate::model::Id;
 use crate::store::blob::hash_file;
-use crate::store::checkout::{exchange, fill_tree, remove_readonly_tree};
+use crate::store::checkout::{Dirs, exchange, fill_tree, remove_readonly_tree};
 use crate::store::derivation::Provenance;
 use crate::store::{Store, fsutil};
 use crate::view::artifacts;
@@ -257,8 +257,12 @@ pub struct ActivationRecord {
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Placement {
-    /// `None` for INDEX.md.
+    /// `None` for the generated files (INDEX.md, ...).
     pub blob: Option<Id>,
+    /// A generated file's content hash as written, to tell an edit from a regeneration that
+    /// would differ (INDEX.md is not a pure function of the environment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<Id>,
     pub size: u64,
     pub mtime_ns: i64,
     pub ino: u64,
@@ -344,7 +348,7 @@ pub fn activate(
         &state_dir.join(RECORD),
         &serde_json::to_vec(&pending).expect("a record serializes"),
     )?;
-    exchange(memory, &stage.0, &tmp.join("parked"))?;
+    exchange(memory, &stage.0, &tmp.join("parked"), Dirs::Writable)?;
     let stage = stage.into_previous();
     crate::fault::point("activate.exchanged");
     // `stage` now holds the old tree (if there was one): keep it until the next activation.
@@ -438,7 +442,7 @@ fn fill_stage(
     // Content `memorix purge` erased is gone from the Store; its files are left out.
     let (purged, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, b)| store.purged(b).is_some());
     let reused = std::sync::atomic::AtomicUsize::new(0);
-    fill_tree(stage, &files, &|blob, dest| {
+    fill_tree(stage, &files, Dirs::Writable, &|blob, dest| {
         let rel = dest.strip_prefix(stage).expect("staged below the stage").to_string_lossy();
         let unchanged = previous.is_some_and(|p| {
             p.files.get(rel.as_ref()).is_some_and(|f| f.blob == Some(*blob)) && p.unchanged(memory, &rel)
@@ -474,14 +478,18 @@ impl ActivationRecord {
         {
             let (size, mtime_ns, ino) = stat(&memory.join(rel))
                 .ok_or_else(|| Error::Vanished { path: rel.to_string(), memory: memory.to_path_buf() })?;
-            record.files.insert(rel.to_string(), Placement { blob, size, mtime_ns, ino });
+            let written = match blob {
+                None => Some(hash_file(&memory.join(rel)).map_err(Error::io("read", &memory.join(rel)))?),
+                Some(_) => None,
+            };
+            record.files.insert(rel.to_string(), Placement { blob, written, size, mtime_ns, ino });
         }
         Ok(record)
     }
 }
 
 /// Writes `delivery` into the new directory `dir` (a checkout for replay): read-only copies and
-/// `INDEX.md`.
+/// `INDEX.md`, in directories its owner may delete.
 /// The tree is written beside `dir` and renamed into place whole, so a failed or killed
 /// checkout leaves no partial copy at `dir` (and the next checkout there removes the remains).
 pub fn checkout(store: &Store, dir: &Path, delivery: &Delivery) -> Result<usize> {
@@ -495,30 +503,66 @@ pub fn checkout(store: &Store, dir: &Path, delivery: &Delivery) -> Result<usize>
         fsutil::write_atomic_mode(parent, &stage.0.join(name), text.as_bytes(), 0o444)?;
     }
     let files: Vec<(String, Id)> = delivery.files.iter().map(|(p, (_, b))| (p.clone(), *b)).collect();
-    fill_tree(&stage.0, &files, &|blob, dest| place(store, blob, dest, Mode::Auto))?;
+    fill_tree(&stage.0, &files, Dirs::Writable, &|blob, dest| place(store, blob, dest, Mode::Auto))?;
     // An empty directory at `dir` (the caller refuses a non-empty one) gives way.
     let _ = fs::remove_dir(dir);
-    fsutil::set_mode(&stage.0, 0o755)?;
     fs::rename(&stage.0, dir).map_err(Error::io("move into place", dir))?;
-    fsutil::set_mode(dir, 0o555)?;
     stage.into_previous();
     Ok(files.len())
 }
 
-/// How the memory directory differs from what `delivery` places there.
+/// How the memory directory differs from what `delivery` places there. Paths are inside the
+/// memory directory, sorted.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct Drift {
     /// Files looked at.
     pub files: usize,
-    /// (path inside the memory, what is wrong), sorted by path.
-    pub problems: Vec<(String, String)>,
+    /// Delivered (or generated) files whose content was changed.
+    pub edited: Vec<String>,
+    /// Delivered files that are gone.
+    pub missing: Vec<String>,
+    /// Files the environment does not have.
+    pub foreign: Vec<String>,
+    /// Files holding content `memorix purge` erased from the Store.
+    pub purged: Vec<String>,
+}
+
+impl Drift {
+    pub fn is_clean(&self) -> bool {
+        self.edited.is_empty() && self.missing.is_empty() && self.foreign.is_empty() && self.purged.is_empty()
+    }
+
+    /// One `(path, what is wrong)` per problem, sorted by path.
+    pub fn problems(&self, environment: Id) -> Vec<(String, String)> {
+        let each = |paths: &[String], message: String| -> Vec<(String, String)> {
+            paths.iter().map(|p| (p.clone(), message.clone())).collect()
+        };
+        let mut out = each(&self.edited, "was changed; `memorix build` restores it".into());
+        out.extend(each(&self.missing, "is missing; `memorix build` restores it".into()));
+        out.extend(each(&self.foreign, format!("is not in environment {}", environment.short())));
+        out.extend(each(
+            &self.purged,
+            "holds content purged from the Store; `memorix build` removes it".into(),
+        ));
+        out.sort();
+        out
+    }
 }
 
 /// Compares every file of `memory` with `delivery` (rehashing each): files edited, missing,
 /// or not the environment's, generated files that differ, and content the Store purged (which
 /// the next build leaves out).
-pub fn inspect(store: &Store, memory: &Path, delivery: &Delivery, mode: Mode) -> Result<Drift> {
+pub fn inspect(
+    store: &Store,
+    memory: &Path,
+    delivery: &Delivery,
+    mode: Mode,
+    record: Option<&ActivationRecord>,
+) -> Result<Drift> {
     let generated: BTreeMap<&str, String> = delivery.generated(store)?.into_iter().collect();
+    // What the activation wrote, when the record is of this environment; else what it would write.
+    let record = record.filter(|r| r.environment == Some(delivery.environment));
+    let written = |rel: &str| record.and_then(|r| r.files.get(rel)).and_then(|p| p.written);
     let mut drift = Drift::default();
     let mut seen = std::collections::BTreeSet::new();
     let mut stack = vec![memory.to_path_buf()];
@@ -534,37 +578,36 @@ pub fn inspect(store: &Store, memory: &Path, delivery: &Delivery, mode: Mode) ->
             drift.files += 1;
             seen.insert(rel.clone());
             if let Some(expected) = generated.get(rel.as_str()) {
-                if fs::read_to_string(&path).ok().as_ref() != Some(expected) {
-                    drift.problems.push((rel, "differs from what memorix wrote".into()));
+                let same = match written(&rel) {
+                    Some(hash) => hash_file(&path).ok() == Some(hash),
+                    None => fs::read_to_string(&path).ok().as_ref() == Some(expected),
+                };
+                if !same {
+                    drift.edited.push(rel);
                 }
                 continue;
             }
             let Some((_, blob)) = delivery.files.get(&rel) else {
-                drift.problems.push((rel, format!("is not in environment {}", delivery.environment.short())));
+                drift.foreign.push(rel);
                 continue;
             };
             let ok = match mode {
                 Mode::Symlink => fs::read_link(&path).ok() == Some(store.blob_path(blob)),
                 _ => meta.is_file() && hash_file(&path).ok().as_ref() == Some(blob),
             };
-            if let Some(p) = store.purged(blob) {
-                drift.problems.push((
-                    rel,
-                    format!("holds content purged from the Store on {}; `memorix build` removes it", p.time),
-                ));
+            if store.purged(blob).is_some() {
+                drift.purged.push(rel);
             } else if !ok {
-                drift
-                    .problems
-                    .push((rel, format!("was changed (expected blob {blob}); `memorix build` restores it")));
+                drift.edited.push(rel);
             }
         }
     }
     let expected =
         delivery.files.iter().filter(|(_, (_, b))| store.purged(b).is_none()).map(|(p, _)| p.as_str());
-    for rel in expected.chain(GENERATED).filter(|r| !seen.contains(*r)) {
-        drift.problems.push((rel.to_string(), "is missing; `memorix build` restores it".into()));
+    drift.missing = expected.chain(GENERATED).filter(|r| !seen.contains(*r)).map(str::to_string).collect();
+    for list in [&mut drift.edited, &mut drift.missing, &mut drift.foreign, &mut drift.purged] {
+        list.sort();
     }
-    drift.problems.sort();
     Ok(drift)
 }
 

@@ -26,7 +26,7 @@ pub struct BuildRequest {
     pub locked: bool,
     /// Mounts to resolve again to the Store's current state (`memorix update`).
     pub refresh: Refresh,
-    /// `--locked` only: never fetch what the store lacks from the substituters.
+    /// Never fetch what the store lacks from the substituters.
     pub offline: bool,
 }
 
@@ -49,6 +49,24 @@ pub struct Activated {
     /// Files left out because `memorix purge` erased their content.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub purged: Vec<String>,
+    /// What was wrong with `.memory/` before, and is put right now.
+    #[serde(skip_serializing_if = "Repaired::is_empty")]
+    pub repaired: Repaired,
+}
+
+/// What a build found changed in the memory directory since the last activation, and undid.
+#[derive(Debug, Default, Serialize)]
+pub struct Repaired {
+    /// Files edited, deleted, added or purged, against what was delivered.
+    pub drift: deliver::Drift,
+    /// The profile had been rolled back to this generation; the lock's environment is active again.
+    pub rolled_back_to: Option<u64>,
+}
+
+impl Repaired {
+    pub fn is_empty(&self) -> bool {
+        self.drift.is_clean() && self.rolled_back_to.is_none()
+    }
 }
 
 /// Activates `delivery`, reusing the files of the environment the memory directory shows now.
@@ -88,6 +106,8 @@ pub struct BuildOutcome {
     /// `--locked`: what was fetched from the substituters.
     #[serde(skip_serializing_if = "FetchReport::is_empty")]
     pub substituted: FetchReport,
+    /// `.ignore` lacked the line that lets rg and fd see the memory directory; it was added.
+    pub ignore_updated: bool,
 }
 
 impl BuildOutcome {
@@ -104,6 +124,7 @@ impl BuildOutcome {
             refused,
             artifact_failures: Vec::new(),
             substituted: FetchReport::default(),
+            ignore_updated: false,
         }
     }
 }
@@ -121,13 +142,17 @@ pub fn build(
     let m = &project.manifest;
     check_refresh(m, &req.refresh)?;
     let memory = m.memory_dir();
+    let ignore_updated = super::init::ensure_search_whitelist(&project.confined, m.memory.as_str())?;
     // Like cargo's fingerprints: the same inputs as the last good build, and .memory/ as it
     // left it, mean nothing to do, without opening the Store.
     let stamp = inputs_stamp(&project, store_root)?;
     if req.refresh == Refresh::Nothing
         && let Some((environment, generation)) = stamped(&project, &stamp, &memory)
     {
-        return Ok(BuildOutcome::unchanged(Some(environment), Some(generation), None));
+        return Ok(BuildOutcome {
+            ignore_updated,
+            ..BuildOutcome::unchanged(Some(environment), Some(generation), None)
+        });
     }
     let store = Store::open_or_create(store_root, progress)?;
     let writer = store.writer(progress)?;
@@ -149,6 +174,7 @@ pub fn build(
         write_stamp(&project, &stamp, env_id, profile.current)?;
     }
     outcome.environment = Some(env_id);
+    outcome.ignore_updated = ignore_updated;
     outcome.environment_new = environment_new;
     outcome.generation = profile.current;
     Ok(outcome)
@@ -176,15 +202,16 @@ fn resolve(
 ) -> Result<std::result::Result<(Resolution, BuildOutcome), BuildOutcome>> {
     let mut outcome = BuildOutcome::unchanged(None, None, None);
     if !req.locked {
-        let (resolution, locked) = super::lock::lock_with(project, writer, &req.refresh, progress)?;
+        let (resolution, locked) =
+            super::lock::lock_with(project, writer, &req.refresh, req.offline, progress)?;
         outcome.lock_written = locked.written;
         outcome.resolved = locked.resolved;
         return Ok(Ok((resolution, outcome)));
     }
     outcome.substituted = super::remote::substitute(project, writer, req.offline, progress)?;
-    let (mut report, resolution) = super::lock::check_project(project, store_root)?;
+    let (report, resolution) = super::lock::check_project(project, store_root)?;
+    let report = super::lock::judge(report, &outcome.substituted, "build memorix.lock")?;
     let Some(resolution) = resolution.filter(|_| report.ok) else {
-        report.problems.extend(outcome.substituted.notes());
         outcome.refused = Some(report);
         return Ok(Err(outcome));
     };
@@ -260,9 +287,11 @@ fn activate(
             r.intact(&memory) && !r.files.values().any(|p| p.blob.is_some_and(|b| store.purged(&b).is_some()))
         })
     };
-    if current.as_ref().is_some_and(|b| b.environment == env_id) && shown == Some(env_id) && intact() {
+    let intact = intact();
+    if current.as_ref().is_some_and(|b| b.environment == env_id) && shown == Some(env_id) && intact {
         return Ok(None);
     }
+    let repaired = repairs(store, project, profile, intact, env_id)?;
     let generation = match current {
         Some(b) if b.environment == env_id => b.generation,
         _ => profile.bind(env_id, "build", now_rfc3339()),
@@ -278,7 +307,34 @@ fn activate(
         reused: placed.reused,
         memory: m.memory.to_string(),
         purged: placed.purged,
+        repaired,
     }))
+}
+
+/// What activating `env_id` puts right: the delivered files changed since the last activation
+/// (only looked at when the cheap check says something changed), and a rolled-back profile.
+fn repairs(
+    store: &Store,
+    project: &Project,
+    profile: &Profile,
+    intact: bool,
+    env_id: Id,
+) -> Result<Repaired> {
+    let mut repaired = Repaired::default();
+    let Some(current) = profile.current() else { return Ok(repaired) };
+    let m = &project.manifest;
+    if !intact {
+        // The environment record may be gone (gc after a rollback); then there is nothing to compare.
+        if let Ok(delivered) = Delivery::from_store(store, current.environment, Some(m), current.generation) {
+            let record = ActivationRecord::load(&project.state_dir);
+            repaired.drift =
+                deliver::inspect(store, &m.memory_dir(), &delivered, m.delivery, record.as_ref())?;
+        }
+    }
+    if current.environment != env_id && profile.bindings.iter().any(|b| b.generation > current.generation) {
+        repaired.rolled_back_to = Some(current.generation);
+    }
+    Ok(repaired)
 }
 
 /// The environment and generation the last good build left, when its stamp still holds.

@@ -152,7 +152,7 @@ fn write_then_lock(
 ) -> Result<LockOutcome> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fsutil::write_atomic(dir, path, new.as_bytes())?;
-    match lock(start, store_root, progress) {
+    match lock(start, store_root, false, progress) {
         Ok(outcome) => Ok(outcome),
         Err(e) => {
             fsutil::write_atomic(dir, path, old.as_bytes())?;

@@ -60,6 +60,15 @@ pub enum Error {
     #[diagnostic(transparent)]
     Profile(#[from] crate::profile::Error),
 
+    #[error("cannot {verb}: {count} objects memorix.lock names are not in the Store (the first: {first})")]
+    #[diagnostic(
+        code(memorix::lock::objects_missing),
+        help(
+            "{why}; configure a substituter that has them ([store] substituters in memorix.toml, or `memorix remote add`), or drop --offline. The lock itself is not stale"
+        )
+    )]
+    ObjectsMissing { verb: &'static str, count: usize, first: String, why: String },
+
     #[error("memorix.toml has no mount `{name}`")]
     #[diagnostic(code(memorix::manifest::unknown_mount), help("{}", mount_choices(suggestion, known)))]
     UnknownMount { name: String, known: Vec<String>, suggestion: Option<String> },

@@ -1,5 +1,6 @@
-//! `memorix init`: a commented starter manifest, `.memorix/`, git excludes, `.ignore`, and
-//! (with `--agents`) a managed block in AGENTS.md / CLAUDE.md. Idempotent.
+//! `memorix init`: a commented starter manifest listing the pin files it finds, `.memorix/`
+//! (which keeps itself out of git), `.ignore` for rg and fd, and (with `--agents`) a managed
+//! block in AGENTS.md / CLAUDE.md. Idempotent.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -7,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::error::{Error, Result};
+use super::project::ensure_state_dir;
 use crate::confine::Confined;
 use crate::diagnostics::FromIo;
 use crate::manifest;
@@ -19,8 +21,8 @@ pub const END: &str = "<!-- memorix:end -->";
 /// What to do with the agents block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agents {
-    /// Write or refresh it where AGENTS.md / CLAUDE.md exist.
-    IfPresent,
+    /// Leave AGENTS.md / CLAUDE.md alone: they are the user's files.
+    Keep,
     /// Write or refresh it, creating AGENTS.md when neither exists.
     Write,
     /// Take it out.
@@ -32,11 +34,10 @@ pub struct InitOutcome {
     pub name: String,
     /// memorix.toml was written now (false: it existed and was kept).
     pub manifest_written: bool,
-    /// Files changed: .git/info/exclude, .ignore, AGENTS.md, ...
+    /// The pin files found in the project and listed in the new manifest's `[pins] files`.
+    pub pins: Vec<String>,
+    /// Files changed: .ignore, AGENTS.md, ...
     pub changed: Vec<String>,
-    /// What init did not do, and why (e.g. a `.git` file pointing outside the project).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
 }
 
 pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcome> {
@@ -53,34 +54,24 @@ pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcom
     // Every file init may touch is checked before any is written: a hostile repository's
     // `.ignore` or AGENTS.md linked outside is refused, not written through.
     let confined = Confined::new(dir)?;
-    let managed = [".memorix", manifest::FILE, ".ignore", "AGENTS.md", "CLAUDE.md"];
+    let managed = [".memorix", ".memorix/.gitignore", manifest::FILE, ".ignore", "AGENTS.md", "CLAUDE.md"];
     confined
         .check_all(managed.iter().map(|f| dir.join(f)).collect::<Vec<_>>().iter().map(PathBuf::as_path))?;
     let state = dir.join(".memorix");
-    fsutil::create_dir(&state)?;
+    ensure_state_dir(&state)?;
     if !path.exists() {
-        fsutil::write_atomic(&state, &path, starter(&out.name).as_bytes())?;
+        out.pins = pin_files(dir)?;
+        fsutil::write_atomic(&state, &path, starter(&out.name, &out.pins).as_bytes())?;
         out.manifest_written = true;
     }
     let memory =
         manifest::load(&path, dir).map(|m| m.memory.to_string()).unwrap_or_else(|_| ".memory".into());
-
-    match git_exclude(&confined) {
-        Ok(Some(exclude)) => {
-            let lines = [format!("/{memory}/"), "/.memorix/".to_string()];
-            if ensure_lines(&exclude, &lines, Some("# memorix: generated memory and project state"))? {
-                out.changed.push(display(dir, &exclude));
-            }
-        }
-        Ok(None) => {}
-        Err(note) => out.notes.push(note),
-    }
-    // rg and fd skip hidden and git-excluded paths; this whitelists the memory for them.
-    let ignore = dir.join(".ignore");
-    if ensure_lines(&ignore, &[format!("!/{memory}/")], None)? {
+    if ensure_search_whitelist(&confined, &memory)? {
         out.changed.push(".ignore".into());
     }
-
+    if agents == Agents::Keep {
+        return Ok(out);
+    }
     let mut targets: Vec<PathBuf> =
         ["AGENTS.md", "CLAUDE.md"].iter().map(|f| dir.join(f)).filter(|p| p.exists()).collect();
     // CLAUDE.md is often a symlink to AGENTS.md: edit the file once.
@@ -102,32 +93,35 @@ pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcom
     Ok(out)
 }
 
+/// Makes sure the project's `.ignore` whitelists the memory directory: rg, fd and the agent
+/// search tools built on their rules skip hidden directories, and `.memory/.gitignore` (which
+/// keeps git out) would hide it from them too. True when `.ignore` changed.
+pub fn ensure_search_whitelist(project: &Confined, memory: &str) -> Result<bool> {
+    let ignore = project.root().join(".ignore");
+    project.check(&ignore)?;
+    ensure_lines(&ignore, &[format!("!/{memory}/")])
+}
+
+/// The pin files in `dir` a package manager wrote, sorted.
+fn pin_files(dir: &Path) -> Result<Vec<String>> {
+    let mut found: Vec<String> = fs::read_dir(dir)
+        .map_err(Error::io("read", dir))?
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| crate::pins::conventional(n))
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
 fn display(dir: &Path, p: &Path) -> String {
     p.strip_prefix(dir).unwrap_or(p).display().to_string()
 }
 
-/// `.git/info/exclude` of the repository at `dir`, when `.git` is a directory inside it. A
-/// `.git` file (a worktree or submodule) points elsewhere, and init never writes outside the
-/// project: it says so instead (the `Err` side), as it does for a `.git` linked out.
-fn git_exclude(confined: &Confined) -> std::result::Result<Option<PathBuf>, String> {
-    let dot_git = confined.root().join(".git");
-    let Ok(meta) = fs::symlink_metadata(&dot_git) else { return Ok(None) };
-    let exclude = dot_git.join("info/exclude");
-    if meta.is_file() {
-        return Err(format!(
-            "{} is a file pointing at a git directory elsewhere; memorix writes only inside the project, so add `/.memory/` and `/.memorix/` to that repository's info/exclude yourself",
-            dot_git.display()
-        ));
-    }
-    match confined.check(&exclude) {
-        Ok(()) => Ok(Some(exclude)),
-        Err(e) => Err(format!("{e}; the git excludes were not written")),
-    }
-}
-
 /// Appends each missing line to `path` (creating it); true when it changed.
-fn ensure_lines(path: &Path, lines: &[String], comment: Option<&str>) -> Result<bool> {
-    let text = fs::read_to_string(path).unwrap_or_default();
+fn ensure_lines(path: &Path, lines: &[String]) -> Result<bool> {
+    let text = crate::confine::read_text(path)?.unwrap_or_default();
     let missing: Vec<&String> =
         lines.iter().filter(|l| !text.lines().any(|x| x.trim() == l.as_str())).collect();
     if missing.is_empty() {
@@ -137,18 +131,12 @@ fn ensure_lines(path: &Path, lines: &[String], comment: Option<&str>) -> Result<
     if !new.is_empty() && !new.ends_with('\n') {
         new.push('\n');
     }
-    if let Some(c) = comment {
-        new.push_str(c);
-        new.push('\n');
-    }
     for l in missing {
         new.push_str(l);
         new.push('\n');
     }
-    if let Some(parent) = path.parent() {
-        fsutil::create_dir(parent)?;
-    }
-    fs::write(path, new).map_err(Error::io("write", path))?;
+    let dir = path.parent().expect("a project file lies in the project");
+    fsutil::write_atomic(dir, path, new.as_bytes())?;
     Ok(true)
 }
 

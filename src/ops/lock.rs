@@ -5,12 +5,13 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::error::Result;
+use super::error::{Error, Result};
 use super::project::{LockState, Project};
 use crate::lock::{self, LockedSource, Lockfile};
 use crate::manifest::Manifest;
 use crate::model::Id;
 use crate::progress::Progress;
+use crate::remote::transfer::FetchReport;
 use crate::resolve::{self, CheckReport, Refresh, Resolution};
 use crate::store::ingest::{Ingest, VersionLabel};
 use crate::store::source;
@@ -27,24 +28,27 @@ pub struct LockOutcome {
     pub environment: Id,
 }
 
-pub fn lock(start: &Path, store_root: &Path, progress: &dyn Progress) -> Result<LockOutcome> {
+pub fn lock(start: &Path, store_root: &Path, offline: bool, progress: &dyn Progress) -> Result<LockOutcome> {
     let project = Project::open(start)?;
     let _project_lock = project.lock(progress)?;
     let store = Store::open_or_create(store_root, progress)?;
     let writer = store.writer(progress)?;
     writer.heal_latest()?;
-    let (resolution, outcome) = lock_with(&project, &writer, &Refresh::Nothing, progress)?;
+    let (resolution, outcome) = lock_with(&project, &writer, &Refresh::Nothing, offline, progress)?;
     writer.record_project(&project.roots(&resolution.lock)?)?;
     Ok(outcome)
 }
 
-/// Resolves and writes the lock under held project and store locks.
+/// Resolves and writes the lock under held project and store locks. What the Store lacks of
+/// the old lock is fetched first, as `build --locked` does, so a fresh clone resolves the same.
 pub(crate) fn lock_with(
     project: &Project,
     writer: &Writer,
     refresh: &Refresh,
+    offline: bool,
     progress: &dyn Progress,
 ) -> Result<(Resolution, LockOutcome)> {
+    let fetched = super::remote::substitute(project, writer, offline, progress);
     let (previous, previous_text, healed) = match project.read_lock()? {
         LockState::Missing => (None, None, false),
         LockState::Clean(l, t) => (Some(l), Some(t), false),
@@ -56,7 +60,14 @@ pub(crate) fn lock_with(
         }
     };
     let sources = ingest_sources(&project.manifest, writer, progress)?;
-    let resolution = resolve::resolve(&project.manifest, writer.store, previous.as_ref(), refresh, sources)?;
+    let resolution =
+        match resolve::resolve(&project.manifest, writer.store, previous.as_ref(), refresh, sources) {
+            Err(e) if e.missing_object().is_some() => {
+                let (what, id) = e.missing_object().expect("just matched");
+                return Err(objects_missing(&fetched?, &[format!("{what} {id}")], "resolve memorix.toml"));
+            }
+            resolved => resolved?,
+        };
     let written = project.write_lock(&resolution.lock, previous_text.as_deref())?;
     let outcome = LockOutcome {
         written,
@@ -92,17 +103,41 @@ pub(crate) fn ingest_sources(
     Ok(out)
 }
 
-/// `lock --check`: never writes; reports why the lock is stale or does not recompute.
-pub fn check(start: &Path, store_root: &Path) -> Result<CheckReport> {
+/// `lock --check`: never writes the lock; fetches what the Store lacks of it, then reports
+/// why it is stale (exit 1), or that it cannot be judged here (the error).
+pub fn check(start: &Path, store_root: &Path, offline: bool, progress: &dyn Progress) -> Result<CheckReport> {
     let project = Project::open(start)?;
-    Ok(check_project(&project, store_root)?.0)
+    let store = Store::open_or_create(store_root, progress)?;
+    let fetched = super::remote::substitute(&project, &store.writer(progress)?, offline, progress)?;
+    let (report, _) = check_project(&project, store_root)?;
+    judge(report, &fetched, "check memorix.lock")
+}
+
+/// The one verdict on a lock, shared by `status --check`, `lock --check` and `build --locked`:
+/// stale (the report says why), or fresh; objects missing from this Store are neither, but an
+/// error naming them (`verb` says what could not be done).
+pub(crate) fn judge(report: CheckReport, fetched: &FetchReport, verb: &'static str) -> Result<CheckReport> {
+    if !report.problems.is_empty() || report.missing.is_empty() {
+        return Ok(report);
+    }
+    Err(objects_missing(fetched, &report.missing, verb))
+}
+
+/// The error for objects the lock names that neither this Store nor a substituter has.
+fn objects_missing(fetched: &FetchReport, missing: &[String], verb: &'static str) -> Error {
+    let missing = if fetched.unavailable.is_empty() { missing } else { &fetched.unavailable };
+    let why = match fetched.why() {
+        "" => "this Store lacks them".to_string(),
+        why => format!("they are not in the Store, and {why}"),
+    };
+    Error::ObjectsMissing { verb, count: missing.len(), first: missing[0].clone(), why }
 }
 
 pub(crate) fn check_project(
     project: &Project,
     store_root: &Path,
 ) -> Result<(CheckReport, Option<Resolution>)> {
-    let problem = |p: String| Ok((CheckReport { ok: false, problems: vec![p] }, None));
+    let problem = |p: String| Ok((CheckReport { problems: vec![p], ..CheckReport::default() }, None));
     let lock = match project.read_lock()? {
         LockState::Missing => return problem("memorix.lock is missing; run `memorix lock`".into()),
         LockState::Conflicted { line, .. } => {

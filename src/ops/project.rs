@@ -24,8 +24,22 @@ pub struct Project {
 }
 
 /// Files memorix keeps in `.memorix/`.
-const STATE_FILES: [&str; 6] =
-    ["tmp", "lock", "profile.toml", "activation.json", "build-stamp", "runs.jsonl"];
+const STATE_FILES: [&str; 7] =
+    ["tmp", "lock", "profile.toml", "activation.json", "build-stamp", "runs.jsonl", ".gitignore"];
+
+/// `.memorix/.gitignore`: the state directory keeps itself out of git, in any clone and in a
+/// monorepo's subdirectory, where `.git/info/exclude` would not reach.
+const STATE_GITIGNORE: &str = "# Written by memorix: per-checkout state, never committed.\n*\n";
+
+/// Creates `.memorix/` with the `.gitignore` that keeps it out of git (re-written if removed).
+pub fn ensure_state_dir(state_dir: &Path) -> Result<()> {
+    fsutil::create_dir(state_dir)?;
+    let ignore = state_dir.join(".gitignore");
+    if std::fs::symlink_metadata(&ignore).is_err() {
+        fsutil::write_atomic(state_dir, &ignore, STATE_GITIGNORE.as_bytes())?;
+    }
+    Ok(())
+}
 
 /// The lock file's state on disk.
 pub enum LockState {
@@ -59,7 +73,7 @@ impl Project {
     /// Takes `.memorix/lock` (always before the store's lock), then removes what an
     /// interrupted command left: a staged or parked memory tree and half-written state files.
     pub fn lock(&self, progress: &dyn Progress) -> Result<File> {
-        fsutil::create_dir(&self.state_dir)?;
+        ensure_state_dir(&self.state_dir)?;
         let lock = crate::store::lock::lock_exclusive(&self.state_dir, progress)?;
         for leftover in ["tmp/stage", "tmp/parked"] {
             crate::store::checkout::remove_readonly_tree(&self.state_dir.join(leftover))?;

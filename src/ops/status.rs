@@ -1,5 +1,6 @@
-//! `memorix status [--check]` and `memorix update --dry-run`: which mounts the Store has moved
-//! past, and what an update would change. Nothing is written.
+//! `memorix status [--check]` and `memorix update --dry-run`: whether the lock holds (the
+//! same verdict as `lock --check` and `build --locked`), what `update` would change per mount,
+//! and whether `.memory/` shows the lock's environment as it was delivered.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -8,20 +9,63 @@ use serde::Serialize;
 
 use super::error::Result;
 use super::project::{LockState, Project};
+use crate::deliver::{self, ActivationRecord, Delivery, Drift};
+use crate::model::Id;
+use crate::profile::Profile;
+use crate::progress::Progress;
+use crate::remote::transfer::FetchReport;
 use crate::resolve::preview::{MountPreview, MountState, preview};
 use crate::store::Store;
 
 #[derive(Debug, Serialize)]
 pub struct Status {
-    /// Every mount is fresh and locked.
+    /// The lock holds: what `lock --check` and `build --locked` say too.
     pub fresh: bool,
     /// memorix.lock is missing or holds merge-conflict markers.
     pub lock_problem: Option<String>,
+    /// Why the lock is stale, one line each (as `lock --check` prints them).
+    pub problems: Vec<String>,
     pub mounts: Vec<MountPreview>,
+    /// What `.memory/` shows.
+    pub delivery: DeliveryState,
+    /// Objects of the lock fetched from the substituters first.
+    #[serde(skip_serializing_if = "FetchReport::is_empty")]
+    pub substituted: FetchReport,
 }
 
-/// `only`: the mounts to look at (all when `None`).
-pub fn status(start: &Path, store_root: &Path, only: Option<&BTreeSet<String>>) -> Result<Status> {
+/// The project's delivered memory compared with its profile and its lock.
+#[derive(Debug, Default, Serialize)]
+pub struct DeliveryState {
+    /// The memory directory, as memorix.toml names it.
+    pub memory: String,
+    /// The environment the profile's current generation binds (none before the first build).
+    pub environment: Option<Id>,
+    pub generation: Option<u64>,
+    /// The profile was rolled back: a later generation exists.
+    pub rolled_back: bool,
+    /// The lock's environment is not the active one (a rollback, or the lock changed since
+    /// the last build).
+    pub lock_not_active: bool,
+    /// Files edited, missing, foreign or purged in `.memory/`.
+    pub drift: Drift,
+}
+
+impl DeliveryState {
+    /// `.memory/` shows the lock's environment exactly as it was delivered.
+    pub fn ok(&self) -> bool {
+        self.environment.is_some() && !self.lock_not_active && self.drift.is_clean()
+    }
+}
+
+/// `only`: the mounts to look at (all when `None`). Objects the lock names that the Store lacks
+/// are fetched first unless `offline`; when none can be had the lock cannot be judged (an error).
+pub fn status(
+    start: &Path,
+    store_root: &Path,
+    only: Option<&BTreeSet<String>>,
+    offline: bool,
+    progress: &dyn Progress,
+) -> Result<Status> {
     let project = Project::open(start)?;
     let (lock, lock_problem) = match project.read_lock()? {
         LockState::Clean(l, _) => (Some(l), None),
@@ -30,8 +74,43 @@ pub fn status(start: &Path, store_root: &Path, only: Option<&BTreeSet<String>>) 
             (None, Some(format!("memorix.lock has merge-conflict markers (line {line}); run `memorix lock`")))
         }
     };
-    let store = Store::open(store_root)?;
-    let mounts = preview(&project.manifest, &store, lock.as_ref(), only)?;
-    let fresh = lock_problem.is_none() && mounts.iter().all(|m| m.state == MountState::Fresh);
-    Ok(Status { fresh, lock_problem, mounts })
+    let store = Store::open_or_create(store_root, progress)?;
+    let substituted = super::remote::substitute(&project, &store.writer(progress)?, offline, progress)?;
+    let mut problems = Vec::new();
+    let mut stale = Default::default();
+    if lock.is_some() {
+        let (report, _) = super::lock::check_project(&project, store_root)?;
+        let report = super::lock::judge(report, &substituted, "check memorix.lock")?;
+        problems = report.problems;
+        stale = report.stale;
+    }
+    let mut mounts = preview(&project.manifest, &store, lock.as_ref(), only)?;
+    for m in &mut mounts {
+        if let (Some(why), MountState::Fresh | MountState::UpdateAvailable) = (stale.get(&m.mount), m.state) {
+            m.state = MountState::Stale;
+            m.why = Some(why.clone());
+        }
+    }
+    let fresh = lock_problem.is_none() && problems.is_empty();
+    let delivery = delivery_state(&store, &project, lock.map(|l| l.environment.id))?;
+    Ok(Status { fresh, lock_problem, problems, mounts, delivery, substituted })
+}
+
+/// What `.memory/` shows against the profile and the lock's environment `locked`.
+fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Result<DeliveryState> {
+    let m = &project.manifest;
+    let profile = Profile::load(&project.state_dir)?;
+    let Some(current) = profile.current() else {
+        return Ok(DeliveryState { memory: m.memory.to_string(), ..DeliveryState::default() });
+    };
+    let delivery = Delivery::from_store(store, current.environment, Some(m), current.generation)?;
+    let record = ActivationRecord::load(&project.state_dir);
+    Ok(DeliveryState {
+        memory: m.memory.to_string(),
+        environment: Some(current.environment),
+        generation: Some(current.generation),
+        rolled_back: profile.bindings.iter().any(|b| b.generation > current.generation),
+        lock_not_active: locked.is_some_and(|l| l != current.environment),
+        drift: deliver::inspect(store, &m.memory_dir(), &delivery, m.delivery, record.as_ref())?,
+    })
 }

@@ -30,11 +30,12 @@ pub fn verify_project(start: &Path, store_root: &Path, progress: &dyn Progress) 
         Some(b) => {
             let store = Store::open(store_root)?;
             let delivery = Delivery::from_store(&store, b.environment, Some(m), b.generation)?;
-            let drift = deliver::inspect(&store, &memory, &delivery, m.delivery)?;
+            let record = deliver::ActivationRecord::load(&project.state_dir);
+            let drift = deliver::inspect(&store, &memory, &delivery, m.delivery, record.as_ref())?;
             report.checked.memory_files += drift.files;
             problems.extend(
                 drift
-                    .problems
+                    .problems(b.environment)
                     .into_iter()
                     .map(|(rel, message)| Problem { object: format!("{label}/{rel}"), message }),
             );

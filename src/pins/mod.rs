@@ -167,6 +167,19 @@ impl PinFile {
     }
 }
 
+/// Whether a file named `name` in a project's root is one a package manager writes to pin
+/// versions, for `memorix init` to list in `[pins] files`: lockfiles, `requirements*.txt`
+/// and go.mod. pyproject.toml and `.in` files usually hold ranges, so they are left to the user.
+pub fn conventional(name: &str) -> bool {
+    match format::by_name(name) {
+        Some(Format::Pyproject) | None => false,
+        Some(Format::Requirements) => {
+            name.starts_with("requirements") && (name.ends_with(".txt") || name.ends_with(".lock"))
+        }
+        Some(_) => !name.starts_with("Cargo.lock."),
+    }
+}
+
 /// The most packages one pin file may list (with what it includes). The largest real
 /// lockfiles list tens of thousands; past this, resolving and reporting would be the hostile
 /// file's to size.

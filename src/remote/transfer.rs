@@ -202,12 +202,9 @@ impl FetchReport {
         self.fetched == 0 && self.unavailable.is_empty()
     }
 
-    /// One line per object the store still lacks, saying why it was not fetched.
-    pub fn notes(&self) -> Vec<String> {
-        self.unavailable
-            .iter()
-            .map(|o| format!("{o} is not in the store, and {}", self.why_unavailable))
-            .collect()
+    /// Why the objects the store still lacks were not fetched.
+    pub fn why(&self) -> &str {
+        &self.why_unavailable
     }
 }
 
@@ -226,13 +223,13 @@ impl<'p> Substituters<'p> {
 
     fn why_unavailable(&self) -> String {
         if self.offline {
-            "--offline forbids fetching it".to_string()
+            "--offline forbids fetching".to_string()
         } else if self.urls.is_empty() {
             "no substituter is configured ([store] substituters in memorix.toml, or `memorix remote add`)"
                 .to_string()
         } else {
             let urls: Vec<String> = self.urls.iter().map(|u| u.to_string()).collect();
-            let mut why = format!("no substituter has it (tried {})", urls.join(", "));
+            let mut why = format!("no substituter has them (tried {})", urls.join(", "));
             if !self.unreachable.is_empty() {
                 why.push_str(&format!("; unreachable: {}", self.unreachable.join("; ")));
             }

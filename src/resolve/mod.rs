@@ -322,11 +322,28 @@ pub fn resolve(
     Ok(Resolution { lock, derivations, environment, resolved })
 }
 
-/// Why a lock does not match its manifest or does not recompute.
+/// Whether a lock still holds: the one judgement `status --check`, `lock --check` and
+/// `build --locked` share.
 #[derive(Debug, Serialize, Default)]
 pub struct CheckReport {
+    /// The lock matches the manifest, its pins and sources, and every id recomputes.
     pub ok: bool,
+    /// Why it is stale, one line each.
     pub problems: Vec<String>,
+    /// The mounts a problem concerns, with the first reason for each.
+    pub stale: BTreeMap<String, String>,
+    /// Objects the lock names that this Store lacks (`tree 1a2b...`). They make the lock
+    /// impossible to judge here, not stale: a substituter that has them settles it.
+    pub missing: Vec<String>,
+}
+
+impl CheckReport {
+    fn stale(&mut self, mount: Option<&str>, problem: String) {
+        if let Some(mount) = mount {
+            self.stale.entry(mount.to_string()).or_insert_with(|| problem.clone());
+        }
+        self.problems.push(problem);
+    }
 }
 
 /// Checks `lock` against the manifest without writing anything: inputs and sources must match
@@ -338,80 +355,118 @@ pub fn check(
     lock: &Lockfile,
 ) -> Result<(CheckReport, Option<Resolution>)> {
     Graph::build(m)?;
-    let mut problems = Vec::new();
+    let mut report = CheckReport::default();
     let mut overlay = Overlay { store, trees: Default::default() };
-    let mut declared = BTreeMap::new();
     for s in &m.sources {
-        let place = s.key();
         let snap = snapshot_source(m, s)?;
         overlay.trees.extend(snap.trees);
-        match lock.sources.get(&place) {
-            None => problems.push(format!("source `{place}` ({}) is not in memorix.lock", s.written)),
-            Some(l) if l.path != s.folder.as_str() => problems.push(format!(
-                "source `{place}` is locked from {} but memorix.toml reads {}",
-                l.path, s.folder
-            )),
-            Some(l) if l.hash != snap.id => problems.push(format!(
-                "source `{place}` ({}) changed: memorix.lock has {}, the folder now hashes to {}",
-                s.written, l.hash, snap.id
-            )),
-            Some(_) => {}
+        if let Some(problem) = source_problem(lock, s, &snap.id) {
+            let users = m.mounts.iter().filter(|x| x.select.iter().any(|l| inside(&s.dest, l)));
+            let users: Vec<String> = users.map(|x| x.path.to_string()).collect();
+            for u in &users {
+                report.stale.entry(u.clone()).or_insert_with(|| problem.clone());
+            }
+            report.stale(None, problem);
         }
-        declared.insert(place, ());
     }
-    for place in lock.sources.keys().filter(|p| !declared.contains_key(*p)) {
-        problems.push(format!("source `{place}` is in memorix.lock but not in memorix.toml"));
+    for place in lock.sources.keys().filter(|p| m.sources.iter().all(|s| s.key() != **p)) {
+        report.stale(None, format!("source `{place}` is in memorix.lock but not in memorix.toml"));
     }
     for name in lock.mounts.keys().filter(|n| m.mounts.iter().all(|x| x.path.as_str() != n.as_str())) {
-        problems.push(format!("mount `{name}` is in memorix.lock but not in memorix.toml"));
+        report.stale(None, format!("mount `{name}` is in memorix.lock but not in memorix.toml"));
     }
     let mut derivations = Vec::new();
     let pins = PinSource::new(m);
     for mount in &m.mounts {
-        let name = mount.path.to_string();
-        let Some(locked) = lock.mounts.get(&name) else {
-            problems.push(format!("mount `{name}` is not in memorix.lock"));
-            continue;
-        };
-        if locked.inputs != mount_inputs(m, mount) {
-            problems.push(format!(
-                "mount `{name}`: its select, include, exclude or overrides changed since memorix.lock was written"
-            ));
-            continue;
-        }
-        if let Some(moved) = pins.moved(mount, locked)? {
-            problems.push(moved);
-            continue;
-        }
-        let plan = from_lock(store, mount, locked).and_then(|sel| plan_mount(&overlay, m, mount, &sel));
-        match plan {
-            Ok(plan) if plan.id() == locked.derivation => derivations.push(plan),
-            Ok(plan) => problems.push(format!(
-                "mount `{name}`: derivation does not recompute: memorix.lock has {}, its locked locators give {}",
-                locked.derivation,
-                plan.id()
-            )),
-            Err(e) => match e.missing_object() {
-                Some((what, id)) => {
-                    problems.push(format!("mount `{name}`: cannot recompute: {what} {id} is not in the store"))
-                }
-                None => return Err(e),
-            },
+        if let Some(plan) = check_mount(&overlay, m, mount, lock, &pins, &mut report)? {
+            derivations.push(plan);
         }
     }
-    if !problems.is_empty() {
-        return Ok((CheckReport { ok: false, problems }, None));
+    if !report.problems.is_empty() || !report.missing.is_empty() {
+        return Ok((report, None));
     }
     let pairs: Vec<_> = m.mounts.iter().map(|x| x.path.clone()).zip(derivations.iter()).collect();
     let environment = environment::plan(&pairs, &m.overrides)?;
     if environment.id() != lock.environment.id {
-        problems.push(format!(
-            "environment does not recompute: memorix.lock has {}, its mounts give {}",
-            lock.environment.id,
-            environment.id()
-        ));
-        return Ok((CheckReport { ok: false, problems }, None));
+        report.stale(
+            None,
+            format!(
+                "environment does not recompute: memorix.lock has {}, its mounts give {}",
+                lock.environment.id,
+                environment.id()
+            ),
+        );
+        return Ok((report, None));
     }
+    report.ok = true;
     let resolution = Resolution { lock: lock.clone(), derivations, environment, resolved: Vec::new() };
-    Ok((CheckReport { ok: true, problems }, Some(resolution)))
+    Ok((report, Some(resolution)))
+}
+
+/// Whether locator `l` lies inside the source placed at `dest`.
+fn inside(dest: &Locator, l: &Locator) -> bool {
+    dest.kind == l.kind && l.path.starts_with(&dest.path)
+}
+
+/// Why source `s` (now hashing to `now`) no longer matches the lock, if it does not.
+fn source_problem(lock: &Lockfile, s: &crate::manifest::SourceDecl, now: &Id) -> Option<String> {
+    let place = s.key();
+    match lock.sources.get(&place) {
+        None => Some(format!("source `{place}` ({}) is not in memorix.lock", s.written)),
+        Some(l) if l.path != s.folder.as_str() => {
+            Some(format!("source `{place}` is locked from {} but memorix.toml reads {}", l.path, s.folder))
+        }
+        Some(l) if l.hash != *now => Some(format!(
+            "source `{place}` ({}) changed: memorix.lock has {}, the folder now hashes to {now}",
+            s.written, l.hash
+        )),
+        Some(_) => None,
+    }
+}
+
+/// Checks one mount against its lock entry; its plan when the lock holds for it.
+fn check_mount(
+    overlay: &Overlay,
+    m: &Manifest,
+    mount: &MountDecl,
+    lock: &Lockfile,
+    pins: &PinSource,
+    report: &mut CheckReport,
+) -> Result<Option<DerivationPlan>> {
+    let name = mount.path.to_string();
+    let Some(locked) = lock.mounts.get(&name) else {
+        report.stale(Some(&name), format!("mount `{name}` is not in memorix.lock"));
+        return Ok(None);
+    };
+    if locked.inputs != mount_inputs(m, mount) {
+        let why = format!(
+            "mount `{name}`: its select, include, exclude or overrides changed since memorix.lock was written"
+        );
+        report.stale(Some(&name), why);
+        return Ok(None);
+    }
+    if let Some(moved) = pins.moved(mount, locked)? {
+        report.stale(Some(&name), moved);
+        return Ok(None);
+    }
+    let plan = from_lock(overlay.store, mount, locked).and_then(|sel| plan_mount(overlay, m, mount, &sel));
+    match plan {
+        Ok(plan) if plan.id() == locked.derivation => Ok(Some(plan)),
+        Ok(plan) => {
+            let why = format!(
+                "mount `{name}`: derivation does not recompute: memorix.lock has {}, its locked locators give {}",
+                locked.derivation,
+                plan.id()
+            );
+            report.stale(Some(&name), why);
+            Ok(None)
+        }
+        Err(e) => match e.missing_object() {
+            Some((what, id)) => {
+                report.missing.push(format!("{what} {id}"));
+                Ok(None)
+            }
+            None => Err(e),
+        },
+    }
 }

@@ -16,14 +16,18 @@ use crate::store::tree::{Overlay, lookup};
 use crate::view::derivation::{DerivationPlan, Selected};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum MountState {
-    /// `memorix update` would change nothing.
+    /// The lock holds and `memorix update` would change nothing.
     Fresh,
-    /// The Store (or a pin, or a source) moved since the lock: `update` would change it.
+    /// The lock holds, and the Store has moved on since: `memorix update` takes the new content.
+    UpdateAvailable,
+    /// The lock no longer holds for this mount: a pin moved or a source changed.
     Stale,
     /// New or edited in memorix.toml: `memorix lock` resolves it.
     Unlocked,
+    /// The mount cannot be resolved against the Store now (`why` says why).
+    Error,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -37,6 +41,9 @@ pub struct VersionMove {
 pub struct MountPreview {
     pub mount: String,
     pub state: MountState,
+    /// Why the mount is stale, or its error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
     /// Mount-relative paths.
     pub added: Vec<String>,
     pub removed: Vec<String>,
@@ -65,43 +72,82 @@ pub fn preview(
         if only.is_some_and(|names| !names.contains(&name)) {
             continue;
         }
-        let fresh = mount
-            .select
-            .iter()
-            .map(|l| resolve_dry(store, &overlay, &snapshots, &pins, mount, l))
-            .collect::<Result<Vec<Fresh>>>()?;
-        let (selected, now): (Vec<Selected>, Vec<LockedLocator>) =
-            fresh.into_iter().map(|(s, l, _)| (s, l)).unzip();
-        let new_plan = plan_mount(&overlay, m, mount, &selected)?;
-        let locked = lock.and_then(|l| l.mounts.get(&name)).filter(|l| l.inputs == mount_inputs(m, mount));
-        let Some(locked) = locked else {
-            out.push(MountPreview {
-                mount: name,
-                state: MountState::Unlocked,
-                added: new_plan.files.keys().map(StorePath::to_string).collect(),
-                removed: Vec::new(),
-                modified: Vec::new(),
-                versions: Vec::new(),
-            });
-            continue;
-        };
-        let old_plan = plan_mount(&overlay, m, mount, &from_lock(Some(store), mount, locked)?)?;
-        let mut p = diff(&name, &old_plan, &new_plan);
-        for (was, is) in locked.locators.iter().zip(&now) {
-            if was.version != is.version {
-                p.versions.push(VersionMove {
-                    locator: is.locator.clone(),
-                    from: was.version.clone(),
-                    to: is.version.clone(),
-                });
-            }
-        }
-        if !(p.added.is_empty() && p.removed.is_empty() && p.modified.is_empty() && p.versions.is_empty()) {
-            p.state = MountState::Stale;
-        }
-        out.push(p);
+        // One mount that cannot resolve (a conflict in the Store, a pin file gone) is that
+        // mount's state, not the end of the report.
+        let preview = preview_mount(store, &overlay, &snapshots, &pins, m, mount, lock);
+        out.push(preview.unwrap_or_else(|e| MountPreview {
+            state: MountState::Error,
+            why: Some(describe_error(&e)),
+            ..MountPreview::new(&name)
+        }));
     }
     Ok(out)
+}
+
+/// An error as one line: its message and its help.
+fn describe_error(e: &super::Error) -> String {
+    match miette::Diagnostic::help(e) {
+        Some(help) => format!("{e} (help: {help})"),
+        None => e.to_string(),
+    }
+}
+
+impl MountPreview {
+    fn new(mount: &str) -> MountPreview {
+        MountPreview {
+            mount: mount.to_string(),
+            state: MountState::Fresh,
+            why: None,
+            added: Vec::new(),
+            removed: Vec::new(),
+            modified: Vec::new(),
+            versions: Vec::new(),
+        }
+    }
+}
+
+/// One mount compared with what it would resolve to now.
+fn preview_mount(
+    store: &Store,
+    overlay: &Overlay,
+    snapshots: &[(Locator, Snapshot)],
+    pins: &PinSource,
+    m: &Manifest,
+    mount: &MountDecl,
+    lock: Option<&Lockfile>,
+) -> Result<MountPreview> {
+    let name = mount.path.to_string();
+    let fresh = mount
+        .select
+        .iter()
+        .map(|l| resolve_dry(store, overlay, snapshots, pins, mount, l))
+        .collect::<Result<Vec<Fresh>>>()?;
+    let (selected, now): (Vec<Selected>, Vec<LockedLocator>) =
+        fresh.into_iter().map(|(s, l, _)| (s, l)).unzip();
+    let new_plan = plan_mount(overlay, m, mount, &selected)?;
+    let locked = lock.and_then(|l| l.mounts.get(&name)).filter(|l| l.inputs == mount_inputs(m, mount));
+    let Some(locked) = locked else {
+        return Ok(MountPreview {
+            state: MountState::Unlocked,
+            added: new_plan.files.keys().map(StorePath::to_string).collect(),
+            ..MountPreview::new(&name)
+        });
+    };
+    let old_plan = plan_mount(overlay, m, mount, &from_lock(Some(store), mount, locked)?)?;
+    let mut p = diff(&name, &old_plan, &new_plan);
+    for (was, is) in locked.locators.iter().zip(&now) {
+        if was.version != is.version {
+            p.versions.push(VersionMove {
+                locator: is.locator.clone(),
+                from: was.version.clone(),
+                to: is.version.clone(),
+            });
+        }
+    }
+    if !(p.added.is_empty() && p.removed.is_empty() && p.modified.is_empty() && p.versions.is_empty()) {
+        p.state = MountState::UpdateAvailable;
+    }
+    Ok(p)
 }
 
 /// Like a fresh resolve, but a locator inside a project source reads the source as it is on
@@ -144,8 +190,6 @@ fn diff(mount: &str, old: &DerivationPlan, new: &DerivationPlan) -> MountPreview
     };
     let (a, b) = (blobs(old), blobs(new));
     MountPreview {
-        mount: mount.to_string(),
-        state: MountState::Fresh,
         added: b.keys().filter(|k| !a.contains_key(*k)).cloned().collect(),
         removed: a.keys().filter(|k| !b.contains_key(*k)).cloned().collect(),
         modified: a
@@ -153,6 +197,6 @@ fn diff(mount: &str, old: &DerivationPlan, new: &DerivationPlan) -> MountPreview
             .filter(|(k, v)| b.get(*k).is_some_and(|w| w != *v))
             .map(|(k, _)| k.clone())
             .collect(),
-        versions: Vec::new(),
+        ..MountPreview::new(mount)
     }
 }

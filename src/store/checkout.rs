@@ -27,6 +27,24 @@ use crate::model::{Id, Kind, StorePath};
 const DIR_MODE_RO: u32 = 0o555;
 const DIR_MODE_RW: u32 = 0o755;
 
+/// What a tree's directories are left as once written. Files are read-only either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dirs {
+    /// The Store's own checkouts: nothing may be added or removed.
+    ReadOnly,
+    /// A project's delivered memory: its owner removes it with `rm -rf` or `git clean -fdx`.
+    Writable,
+}
+
+impl Dirs {
+    fn mode(self) -> u32 {
+        match self {
+            Dirs::ReadOnly => DIR_MODE_RO,
+            Dirs::Writable => DIR_MODE_RW,
+        }
+    }
+}
+
 #[derive(Default, Serialize, Deserialize)]
 struct State {
     /// `<dev>:<ino>` of a checkout directory -> the tree it holds.
@@ -154,13 +172,13 @@ fn rename(from: &Path, to: &Path) -> Result<()> {
 
 /// Exchanges the live and spare checkouts.
 fn swap(latest: &Path, spare: &Path) -> Result<()> {
-    exchange(latest, spare, &parked(spare))
+    exchange(latest, spare, &parked(spare), Dirs::ReadOnly)
 }
 
 /// Swaps two read-only trees atomically with `renameat2(RENAME_EXCHANGE)`: afterwards `live`
 /// holds what `staged` held and `staged` the old live tree. Where the file system cannot
 /// exchange, three renames through `parked`. A missing `live` is simply renamed into place.
-pub(crate) fn exchange(live: &Path, staged: &Path, parked: &Path) -> Result<()> {
+pub(crate) fn exchange(live: &Path, staged: &Path, parked: &Path, dirs: Dirs) -> Result<()> {
     // Moving a directory to another parent rewrites its `..`, which needs write permission.
     fsutil::set_mode(staged, DIR_MODE_RW)?;
     if fs::symlink_metadata(live).is_err() {
@@ -180,10 +198,10 @@ pub(crate) fn exchange(live: &Path, staged: &Path, parked: &Path) -> Result<()> 
             Err(e) => return Err(Error::io("swap in", live)(e.into())),
         }
         if live_is_dir {
-            fsutil::set_mode(staged, DIR_MODE_RO)?;
+            fsutil::set_mode(staged, dirs.mode())?;
         }
     }
-    fsutil::set_mode(live, DIR_MODE_RO)?;
+    fsutil::set_mode(live, dirs.mode())?;
     Ok(fsutil::sync_dir(live.parent().expect("a tree lives in a directory"))?)
 }
 
@@ -221,13 +239,17 @@ fn walkdir(dir: &Path) -> Result<Vec<(PathBuf, bool)>> {
     Ok(out)
 }
 
-/// Tracks directories made writable during an update, to make them read-only again.
-#[derive(Default)]
+/// Tracks directories made writable during an update, to set their final mode again.
 struct Unlocked {
     dirs: BTreeSet<PathBuf>,
+    after: Dirs,
 }
 
 impl Unlocked {
+    fn new(after: Dirs) -> Unlocked {
+        Unlocked { dirs: BTreeSet::new(), after }
+    }
+
     fn open(&mut self, dir: &Path) -> Result<()> {
         if !self.dirs.contains(dir) {
             fsutil::set_mode(dir, DIR_MODE_RW)?;
@@ -278,7 +300,7 @@ impl Unlocked {
     fn close(self) -> Result<()> {
         // A directory removed during the update may be a file (a hardlinked blob) by now.
         self.dirs.par_iter().try_for_each(|dir| match fs::symlink_metadata(dir) {
-            Ok(m) if m.is_dir() => Ok(fsutil::set_mode(dir, DIR_MODE_RO)?),
+            Ok(m) if m.is_dir() => Ok(fsutil::set_mode(dir, self.after.mode())?),
             _ => Ok(()),
         })
     }
@@ -293,7 +315,7 @@ fn parent_str(rel: &str) -> &str {
 fn apply_diff(writer: &Writer, dir: &Path, old: Option<&Id>, new: &Id) -> Result<()> {
     let store = writer.store;
     let changes = diff_trees(writer, old, Some(new), &StorePath::root())?;
-    let mut unlocked = Unlocked::default();
+    let mut unlocked = Unlocked::new(Dirs::ReadOnly);
     let mut emptied = BTreeSet::new();
     for c in changes.iter().filter(|c| c.change == ChangeKind::Removed) {
         let path = dir.join(c.path.as_str());
@@ -342,17 +364,18 @@ fn is_empty_dir(d: &Path) -> bool {
 /// Fills the directory `root` with hardlinks to the blobs of `files` (relative paths), then
 /// makes every directory read-only.
 pub(crate) fn link_tree<P: AsRef<str> + Sync>(store: &Store, root: &Path, files: &[(P, Id)]) -> Result<()> {
-    fill_tree(root, files, &|blob, dest| link_blob(store, blob, dest))
+    fill_tree(root, files, Dirs::ReadOnly, &|blob, dest| link_blob(store, blob, dest))
 }
 
-/// Fills the directory `root`, placing each file with `place(blob, dest)`, then makes every
-/// directory read-only.
+/// Fills the directory `root`, placing each file with `place(blob, dest)`, then sets every
+/// directory to `dirs`.
 pub(crate) fn fill_tree<P: AsRef<str> + Sync, E: From<Error> + Send>(
     root: &Path,
     files: &[(P, Id)],
+    dirs: Dirs,
     place: &(dyn Fn(&Id, &Path) -> Result<(), E> + Sync),
 ) -> Result<(), E> {
-    let mut unlocked = Unlocked::default();
+    let mut unlocked = Unlocked::new(dirs);
     unlocked.open(root)?;
     unlocked.prepare(root, &files.iter().map(|(path, _)| parent_str(path.as_ref())).collect())?;
     files.par_iter().try_for_each(|(path, blob)| place(blob, &root.join(path.as_ref())))?;

@@ -126,6 +126,11 @@ impl Store {
             format!("{FORMAT_VERSION}\n").as_bytes(),
         )?;
         fsutil::sync_dir(root)?;
+        // Never silently: a first run should say where everything it ingests goes.
+        progress.notice(&format!(
+            "Created a Store at {} (--store DIR or MEMORIX_STORE choose another)",
+            root.display()
+        ));
         Ok(Store { root: root.to_path_buf() })
     }
 
