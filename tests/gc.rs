@@ -61,7 +61,7 @@ fn purge_erases_a_secret_from_every_generation() {
     assert!(!contains_anywhere(&env.store, "sk-live").is_empty());
 
     let out = env.run(&["purge", "rules/team/secret.md"]).expect(2).stdout;
-    assert!(out.contains("Would erase 1 blobs from every generation; run again with --yes"), "{out}");
+    assert!(out.contains("Would erase 1 blob from every generation; run again with --yes"), "{out}");
     assert!(!contains_anywhere(&env.store, "sk-live").is_empty(), "nothing erased without --yes");
     let out = env.run(&["--json", "purge", "rules/team/secret.md", "--yes"]).ok().json();
     assert_eq!(out["erased"], true);

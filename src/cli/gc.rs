@@ -73,13 +73,17 @@ pub fn run_purge(ctx: &Context, args: PurgeArgs) -> Result<u8> {
         s.line(format_args!("  {} {}", r.blob, r.paths.join(", ")));
     }
     if out.erased {
-        s.line(format_args!("Erased {} blobs and {} hardlinks to them", out.blobs.len(), out.links));
+        s.line(format_args!(
+            "Erased {} and {} to them",
+            render::count(out.blobs.len(), "blob"),
+            render::count(out.links, "hardlink")
+        ));
         render::text(&s)?;
         Ok(0)
     } else {
         s.line(format_args!(
-            "Would erase {} blobs from every generation; run again with --yes to do it",
-            out.blobs.len()
+            "Would erase {} from every generation; run again with --yes to do it",
+            render::count(out.blobs.len(), "blob")
         ));
         render::text(&s)?;
         Ok(2)

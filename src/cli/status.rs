@@ -107,6 +107,10 @@ fn delivery(s: &mut Text, d: &DeliveryState) {
         s.line(format_args!("    {how}; the lock's environment is not active"));
     }
     let drift = &d.drift;
+    if d.deleted {
+        s.line(format_args!("    deleted: all {} of its files are missing", drift.missing.len()));
+        return;
+    }
     for (what, list) in [
         ("edited", &drift.edited),
         ("missing", &drift.missing),

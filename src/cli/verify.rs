@@ -46,7 +46,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     if report.ok {
         s.line(format_args!("ok: checked {what}"));
     } else {
-        s.line(format_args!("{} problems found (checked {what})", report.problems.len()));
+        s.line(format_args!("{} found (checked {what})", render::count(report.problems.len(), "problem")));
     }
     if !report.garbage.is_empty() {
         s.line(format_args!(

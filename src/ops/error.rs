@@ -63,9 +63,7 @@ pub enum Error {
     #[error("cannot {verb}: {count} objects memorix.lock names are not in the Store (the first: {first})")]
     #[diagnostic(
         code(memorix::lock::objects_missing),
-        help(
-            "{why}; configure a substituter that has them ([store] substituters in memorix.toml, or `memorix remote add`), or drop --offline. The lock itself is not stale"
-        )
+        help("{why}. The lock holds: nothing it was made from changed")
     )]
     ObjectsMissing { verb: &'static str, count: usize, first: String, why: String },
 

@@ -127,8 +127,8 @@ pub(crate) fn judge(report: CheckReport, fetched: &FetchReport, verb: &'static s
 fn objects_missing(fetched: &FetchReport, missing: &[String], verb: &'static str) -> Error {
     let missing = if fetched.unavailable.is_empty() { missing } else { &fetched.unavailable };
     let why = match fetched.why() {
-        "" => "this Store lacks them".to_string(),
-        why => format!("they are not in the Store, and {why}"),
+        "" => "fetch them from a substituter (`memorix pull`)".to_string(),
+        why => why.to_string(),
     };
     Error::ObjectsMissing { verb, count: missing.len(), first: missing[0].clone(), why }
 }

@@ -46,6 +46,8 @@ pub struct DeliveryState {
     /// The lock's environment is not the active one (a rollback, or the lock changed since
     /// the last build).
     pub lock_not_active: bool,
+    /// The memory directory is gone (`rm -rf .memory`): every file is in `drift.missing`.
+    pub deleted: bool,
     /// Files edited, missing, foreign or purged in `.memory/`.
     pub drift: Drift,
 }
@@ -111,6 +113,7 @@ fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Resul
         generation: Some(current.generation),
         rolled_back: profile.bindings.iter().any(|b| b.generation > current.generation),
         lock_not_active: locked.is_some_and(|l| l != current.environment),
+        deleted: !m.memory_dir().exists(),
         drift: deliver::inspect(store, &m.memory_dir(), &delivery, m.delivery, record.as_ref())?,
     })
 }

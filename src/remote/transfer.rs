@@ -223,9 +223,9 @@ impl<'p> Substituters<'p> {
 
     fn why_unavailable(&self) -> String {
         if self.offline {
-            "--offline forbids fetching".to_string()
+            "--offline forbids fetching them: run without it where a substituter is reachable".to_string()
         } else if self.urls.is_empty() {
-            "no substituter is configured ([store] substituters in memorix.toml, or `memorix remote add`)"
+            "no substituter is configured: list the one a teammate's `memorix push` filled under [store] substituters in memorix.toml (or `memorix remote add` it)"
                 .to_string()
         } else {
             let urls: Vec<String> = self.urls.iter().map(|u| u.to_string()).collect();
@@ -233,6 +233,7 @@ impl<'p> Substituters<'p> {
             if !self.unreachable.is_empty() {
                 why.push_str(&format!("; unreachable: {}", self.unreachable.join("; ")));
             }
+            why.push_str(": `memorix push` them from a machine that built this lock");
             why
         }
     }

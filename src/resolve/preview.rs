@@ -84,6 +84,13 @@ pub fn preview(
     Ok(out)
 }
 
+/// Whether resolving failed only because this Store has no generation or version index at
+/// the locator's place, rather than because of what it holds.
+fn knows_nothing(e: &super::Error) -> bool {
+    use crate::store::Error as S;
+    matches!(e, super::Error::Store(S::EmptyKind { .. } | S::NoVersions { .. }))
+}
+
 /// An error as one line: its message and its help.
 fn describe_error(e: &super::Error) -> String {
     match miette::Diagnostic::help(e) {
@@ -117,15 +124,24 @@ fn preview_mount(
     lock: Option<&Lockfile>,
 ) -> Result<MountPreview> {
     let name = mount.path.to_string();
-    let fresh = mount
-        .select
-        .iter()
-        .map(|l| resolve_dry(store, overlay, snapshots, pins, mount, l))
-        .collect::<Result<Vec<Fresh>>>()?;
-    let (selected, now): (Vec<Selected>, Vec<LockedLocator>) =
-        fresh.into_iter().map(|(s, l, _)| (s, l)).unzip();
-    let new_plan = plan_mount(overlay, m, mount, &selected)?;
     let locked = lock.and_then(|l| l.mounts.get(&name)).filter(|l| l.inputs == mount_inputs(m, mount));
+    let as_locked = locked.map(|l| from_lock(Some(store), mount, l)).transpose()?;
+    let mut selected = Vec::new();
+    let mut now = Vec::new();
+    for (i, loc) in mount.select.iter().enumerate() {
+        let (s, l) = match (resolve_dry(store, overlay, snapshots, pins, mount, loc), locked, &as_locked) {
+            (Ok((s, l, _)), _, _) => (s, l),
+            // This Store knows nothing at that place beyond what the lock names (a clone whose
+            // objects came from a substituter): nothing newer to take, so the locked entry.
+            (Err(e), Some(locked), Some(held)) if knows_nothing(&e) => {
+                (held[i].clone(), locked.locators[i].clone())
+            }
+            (Err(e), _, _) => return Err(e),
+        };
+        selected.push(s);
+        now.push(l);
+    }
+    let new_plan = plan_mount(overlay, m, mount, &selected)?;
     let Some(locked) = locked else {
         return Ok(MountPreview {
             state: MountState::Unlocked,
@@ -133,7 +149,7 @@ fn preview_mount(
             ..MountPreview::new(&name)
         });
     };
-    let old_plan = plan_mount(overlay, m, mount, &from_lock(Some(store), mount, locked)?)?;
+    let old_plan = plan_mount(overlay, m, mount, as_locked.as_deref().unwrap_or_default())?;
     let mut p = diff(&name, &old_plan, &new_plan);
     for (was, is) in locked.locators.iter().zip(&now) {
         if was.version != is.version {
