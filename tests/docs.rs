@@ -188,6 +188,20 @@ fn readme_console_blocks_run() {
     assert!(run_file(&readme, true) >= 1);
 }
 
+/// A newcomer copies the README top to bottom: `memorix` is installed before it is run, and
+/// the first run says where it put the Store.
+#[test]
+fn readme_installs_memorix_before_running_it_and_names_the_store() {
+    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let steps: Vec<Step> = blocks(&text).into_iter().flatten().collect();
+    let install = steps.iter().position(|s| s.command == "cargo install --locked --path .");
+    let first_bare = steps.iter().position(|s| s.command.starts_with("memorix "));
+    assert!(install.is_some() && install < first_bare, "install at {install:?}, memorix at {first_bare:?}");
+    let demo = &steps[0];
+    assert!(demo.command.starts_with("cargo run --release -- "), "{}", demo.command);
+    assert!(demo.expected.iter().any(|l| l.starts_with("Created a Store at ")), "{:?}", demo.expected);
+}
+
 #[test]
 fn book_console_blocks_run() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src");
