@@ -75,6 +75,7 @@ pub(crate) fn activate_with_reuse(
     project: &Project,
     delivery: &Delivery,
     shown: Option<Id>,
+    progress: &dyn Progress,
 ) -> Result<deliver::Placed> {
     let m = &project.manifest;
     let previous = ActivationRecord::load(&project.state_dir)
@@ -86,6 +87,7 @@ pub(crate) fn activate_with_reuse(
         delivery,
         m.delivery,
         previous.as_ref(),
+        progress,
     )?)
 }
 
@@ -169,7 +171,7 @@ pub fn build(
     writer.sync()?;
     crate::fault::point("build.synced");
     let mut profile = Profile::load(&project.state_dir)?;
-    outcome.activated = activate(&store, &project, &mut profile, &resolution, env_id)?;
+    outcome.activated = activate(&store, &project, &mut profile, &resolution, env_id, progress)?;
     if outcome.artifact_failures.is_empty() {
         write_stamp(&project, &stamp, env_id, profile.current)?;
     }
@@ -276,6 +278,7 @@ fn activate(
     profile: &mut Profile,
     resolution: &Resolution,
     env_id: Id,
+    progress: &dyn Progress,
 ) -> Result<Option<Activated>> {
     let m = &project.manifest;
     let memory = m.memory_dir();
@@ -298,7 +301,7 @@ fn activate(
     };
     let delivery =
         Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, generation);
-    let placed = activate_with_reuse(store, project, &delivery, shown)?;
+    let placed = activate_with_reuse(store, project, &delivery, shown, progress)?;
     profile.save(&project.state_dir)?;
     crate::fault::point("profile.saved");
     Ok(Some(Activated {
