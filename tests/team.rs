@@ -316,6 +316,12 @@ fn status_reports_what_memory_shows_and_build_says_what_it_repaired() {
         "{built}"
     );
     assert_eq!(fs::read_to_string(&file).unwrap(), "a\n");
+    // An edit in place changes no directory; the build still sees it.
+    common::make_writable(&file);
+    fs::write(&file, "b\n").unwrap();
+    let built = env.run(&["build"]).ok().stdout;
+    assert!(built.starts_with("Restored 1 file edited in .memory/: a/style.md\n"), "{built}");
+    assert_eq!(fs::read_to_string(&file).unwrap(), "a\n");
 
     fs::remove_dir_all(env.project.join(".memory")).unwrap();
     assert!(status().ends_with("    deleted: all 5 of its files are missing\n"), "{}", status());
