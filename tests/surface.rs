@@ -7,16 +7,8 @@ use std::fs;
 
 use common::TestEnv;
 
-fn ingest(env: &TestEnv, dest: &str, files: &[(&str, &str)]) {
-    let dir = env.root.join("src").join(dest.replace('/', "_"));
-    for (p, c) in files {
-        common::write_file(&dir.join(p), c.as_bytes());
-    }
-    env.run(&["ingest", dest, dir.to_str().unwrap()]).ok();
-}
-
 fn built(env: &TestEnv) {
-    ingest(env, "rules/team/", &[("style.md", "# Style\n"), ("python/testing.md", "# Testing\n")]);
+    env.ingest("rules/team/", &[("style.md", "# Style\n"), ("python/testing.md", "# Testing\n")]);
     env.write("memorix.toml", "[mounts.team]\nselect = [\"rules/team/\"]\n");
     env.run(&["build"]).ok();
 }
@@ -76,7 +68,7 @@ fn under_json_errors_are_one_object_on_stderr_and_text_commands_refuse_it() {
 fn log_n_shows_the_newest_generations() {
     let env = TestEnv::new();
     for i in 1..=3 {
-        ingest(&env, "rules/team/", &[(&format!("r{i}.md"), "x\n")]);
+        env.ingest("rules/team/", &[(&format!("r{i}.md"), "x\n")]);
     }
     let out = env.run(&["log", "-n", "2"]).ok().stdout;
     let heads: Vec<&str> = out.lines().filter(|l| !l.starts_with(' ')).map(|l| &l[..8]).collect();
@@ -104,8 +96,8 @@ fn a_resolve_error_names_the_mount_and_its_manifest_line() {
 #[test]
 fn explain_takes_paths_from_a_subdirectory_and_shows_a_reused_derivations_decisions() {
     let env = TestEnv::new();
-    ingest(&env, "rules/a/", &[("style.md", "a\n")]);
-    ingest(&env, "rules/b/", &[("style.md", "b\n")]);
+    env.ingest("rules/a/", &[("style.md", "a\n")]);
+    env.ingest("rules/b/", &[("style.md", "b\n")]);
     let manifest = "[mounts.s]\nselect = [\"rules/a/\", \"rules/b/\"]\n\n[overrides]\n\"s/style.md\" = \"rules/b/style.md\"\n";
     env.write("memorix.toml", manifest);
     env.run(&["build"]).ok();
@@ -131,7 +123,7 @@ fn dry_runs_say_what_build_and_lock_would_change_and_write_nothing() {
         env.run(&["build", "--dry-run"]).ok().stdout,
         "Nothing to do: memorix.lock holds and .memory/ shows it\n"
     );
-    ingest(&env, "rules/extra/", &[("x.md", "x\n")]);
+    env.ingest("rules/extra/", &[("x.md", "x\n")]);
     env.write(
         "memorix.toml",
         "[mounts.team]\nselect = [\"rules/team/\"]\n\n[mounts.extra]\nselect = [\"rules/extra/\"]\n",
