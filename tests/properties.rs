@@ -126,7 +126,15 @@ fn lockfile() -> impl Strategy<Value = Lockfile> {
             Some(v) => format!("{}@v{v}", loc.place()),
             None => loc.place(),
         });
-    let source = (store_path(3), id()).prop_map(|(path, hash)| LockedSource { path: path.to_string(), hash });
+    // A folder source, or a git one with its origin and commit.
+    let git = prop::option::of(("file:///[a-z]{1,8}", "(branch|tag) [a-z]{1,6}", "[0-9a-f]{40}"));
+    let source = (store_path(3), id(), git).prop_map(|(path, hash, git)| LockedSource {
+        path: path.to_string(),
+        hash,
+        git: git.as_ref().map(|g| g.0.clone()),
+        follows: git.as_ref().map(|g| g.1.clone()),
+        commit: git.map(|g| g.2),
+    });
     (
         id(),
         prop::collection::btree_map(mount_path, mount, 0..4),

@@ -179,7 +179,7 @@ fn many_writers_builders_and_readers_at_once() {
             env.command()
                 .args(["ingest", &format!("rules/w/{i}.md"), f.to_str().unwrap()])
                 .stdout(Stdio::null())
-                .stderr(Stdio::null())
+                .stderr(Stdio::piped())
                 .spawn()
                 .unwrap(),
         );
@@ -190,7 +190,7 @@ fn many_writers_builders_and_readers_at_once() {
                 env.command()
                     .args(["-C", &format!("p{p}"), "update"])
                     .stdout(Stdio::null())
-                    .stderr(Stdio::null())
+                    .stderr(Stdio::piped())
                     .spawn()
                     .unwrap(),
             );
@@ -201,8 +201,9 @@ fn many_writers_builders_and_readers_at_once() {
         env.run(&["ls", "-r", "rules/"]).ok();
         env.run(&["cat", "rules/seed/a.md"]).ok();
     }
-    for mut c in children {
-        assert!(c.wait().unwrap().success());
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
     let log = env.run(&["--json", "log", "rules"]).ok().json();
     assert_eq!(log.as_array().unwrap().len(), 9, "every ingest is its own generation");

@@ -256,11 +256,11 @@ fn interrupted_work_is_cleaned_by_the_next_command() {
     for leftover in [".memorix/tmp/stage/a/b.md", ".memorix/tmp/parked/c.md"] {
         env.write(leftover, "partial\n");
     }
-    env.write(".memorix/.profile.toml.4242.0", "half");
+    env.write(".memorix/.profile.toml.99999999.0", "half");
     env.run(&["build"]).ok();
     assert!(!env.project.join(".memorix/tmp/stage").exists());
     assert!(!env.project.join(".memorix/tmp/parked").exists());
-    assert!(!env.project.join(".memorix/.profile.toml.4242.0").exists());
+    assert!(!env.project.join(".memorix/.profile.toml.99999999.0").exists());
 
     // A checkout is placed whole: the remains of a killed one are replaced, nothing partial
     // stays at the destination.

@@ -2,6 +2,7 @@ use super::Context;
 use super::render::{self, Text};
 use crate::ops::build::{Activated, BuildOutcome, BuildRequest, build};
 use crate::ops::error::Result;
+use crate::ops::git_sources::SourceMove;
 use crate::resolve::Refresh;
 
 /// Build the project's memory: lock, realise in the Store, activate .memory/
@@ -45,6 +46,15 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     report(ctx, &outcome)
 }
 
+/// "Moved rules/team/ (URL): 0123456789ab -> 89abcdef0123", or "Locked ... at ..." the first time.
+pub fn source_move(m: &SourceMove) -> String {
+    let short = |c: &str| c[..12.min(c.len())].to_string();
+    match &m.from {
+        Some(from) => format!("Moved {} ({}): {} -> {}", m.source, m.url, short(from), short(&m.to)),
+        None => format!("Locked {} ({}) at {}", m.source, m.url, short(&m.to)),
+    }
+}
+
 /// Renders a build (or update) outcome; exit 1 when `--locked` refused.
 pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
     if ctx.json {
@@ -70,6 +80,9 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
         ));
     }
     let env = outcome.environment.expect("a build that was not refused has an environment");
+    for m in &outcome.sources_moved {
+        s.line(source_move(m));
+    }
     if outcome.lock_written {
         s.line(format_args!("Wrote memorix.lock"));
     }

@@ -64,6 +64,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         }
         None => {}
     }
+    for m in &outcome.sources_moved {
+        s.line(super::build::source_move(m));
+    }
     match (outcome.written, outcome.resolved.is_empty()) {
         (false, _) => s.line(format_args!("memorix.lock is up to date")),
         (true, true) => s.line(format_args!("Wrote memorix.lock")),

@@ -21,6 +21,11 @@ pub struct Args {
     #[arg(value_name = "MOUNT")]
     mounts: Vec<String>,
 
+    /// Move this git source (its [sources] key, e.g. rules/team/) to the commit its branch or
+    /// tag names now; the mounts it feeds follow. Repeatable
+    #[arg(long = "source", value_name = "PLACE", conflicts_with_all = ["mounts", "dry_run"])]
+    sources: Vec<String>,
+
     /// Print what would change (per mount: files added, modified, removed; version moves)
     /// and write nothing
     #[arg(long)]
@@ -43,7 +48,11 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         }
         return Ok(0);
     }
-    let refresh = if names.is_empty() { Refresh::All } else { Refresh::Mounts(names) };
+    let refresh = match (names.is_empty(), args.sources.is_empty()) {
+        (_, false) => Refresh::Sources(args.sources.iter().cloned().collect()),
+        (true, true) => Refresh::All,
+        (false, true) => Refresh::Mounts(names),
+    };
     let outcome = build(
         cwd,
         &ctx.store,

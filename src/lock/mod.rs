@@ -81,11 +81,20 @@ pub struct LockedPin {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LockedSource {
-    /// Project-relative folder.
+    /// Project-relative folder; for a git source, the repository subdirectory ("" the root).
     pub path: String,
     /// Tree (or blob) id of its content.
     #[schemars(with = "String")]
     pub hash: Id,
+    /// A git source: the repository URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<String>,
+    /// What it follows, as memorix.toml says ("branch main", "tag v1", "default branch").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follows: Option<String>,
+    /// The commit taken (40 hex digits): kept until `memorix update` moves it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
 
 /// A memorix.lock that cannot be read as a lock.

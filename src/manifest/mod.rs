@@ -14,7 +14,7 @@ use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 use crate::confine::{self, Confined};
 use crate::diagnostics::{FromIo, IoError};
 use crate::model::version::MatchPolicy;
-use crate::model::{Locator, NameProblem, RemoteUrl, Selector, StorePath};
+use crate::model::{GitRef, Locator, NameProblem, RemoteUrl, Selector, StorePath};
 pub use raw::Delivery;
 use raw::RawManifest;
 
@@ -39,6 +39,8 @@ pub struct Manifest {
     pub memory: StorePath,
     pub delivery: Delivery,
     pub sources: Vec<SourceDecl>,
+    /// `[sources]` entries that are git repositories.
+    pub git_sources: Vec<GitSourceDecl>,
     pub mounts: Vec<MountDecl>,
     pub overrides: Vec<OverrideDecl>,
     pub pins: PinsDecl,
@@ -77,10 +79,32 @@ pub struct SourceDecl {
 impl SourceDecl {
     /// The source's key in memorix.toml and memorix.lock: the place, with `@vVERSION`.
     pub fn key(&self) -> String {
-        match &self.version {
-            Some(v) => format!("{}@v{v}", self.dest.place()),
-            None => self.dest.place(),
-        }
+        source_key(&self.dest, self.version.as_deref())
+    }
+}
+
+fn source_key(dest: &Locator, version: Option<&str>) -> String {
+    match version {
+        Some(v) => format!("{}@v{v}", dest.place()),
+        None => dest.place(),
+    }
+}
+
+/// A `[sources]` entry that is a git repository (DESIGN.md §13.2): memorix.lock pins it to a
+/// commit, kept until `memorix update` moves it.
+#[derive(Debug, Clone)]
+pub struct GitSourceDecl {
+    pub dest: Locator,
+    pub url: String,
+    pub reference: GitRef,
+    /// The repository subdirectory taken (the root when `None`).
+    pub path: Option<StorePath>,
+    pub version: Option<String>,
+}
+
+impl GitSourceDecl {
+    pub fn key(&self) -> String {
+        source_key(&self.dest, self.version.as_deref())
     }
 }
 
@@ -292,7 +316,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     let substituters = p.substituters(&raw.store.map(|s| s.substituters).unwrap_or_default())?;
     let project = raw.project;
     let memory = p.memory(project.memory.as_deref())?;
-    let sources = p.sources(&raw.sources)?;
+    let (sources, git_sources) = p.sources(&raw.sources)?;
     p.check_memory_apart(&memory, &sources, &pins.files)?;
     let mounts = p.mounts(&raw.mounts, &memory)?;
     let overrides = p.overrides(&raw.overrides, &mounts)?;
@@ -305,6 +329,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
         memory,
         delivery: project.delivery.unwrap_or_default(),
         sources,
+        git_sources,
         mounts,
         overrides,
         substituters,
@@ -454,18 +479,75 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn sources(&self, raw: &BTreeMap<String, String>) -> Result<Vec<SourceDecl>> {
-        raw.iter().map(|(dest, folder)| self.source(dest, folder)).collect()
+    fn sources(
+        &self,
+        raw: &BTreeMap<String, raw::RawSource>,
+    ) -> Result<(Vec<SourceDecl>, Vec<GitSourceDecl>)> {
+        let (mut folders, mut gits) = (Vec::new(), Vec::new());
+        for (dest, value) in raw {
+            match value {
+                raw::RawSource::Folder(folder) => folders.push(self.source(dest, folder)?),
+                raw::RawSource::Git(g) => gits.push(self.git_source(dest, g)?),
+            }
+        }
+        Ok((folders, gits))
     }
 
-    /// A source's key is a Store place, optionally with `@vVERSION` for a docs version; its
-    /// value a folder inside the project.
-    fn source(&self, dest_text: &str, folder_text: &str) -> Result<SourceDecl> {
-        let (ctx, spans) = (&self.ctx, &self.spans);
+    /// A git source: one of branch, tag or rev (none follows the default branch); a rev is a
+    /// full commit id; `path` stays inside the repository.
+    fn git_source(&self, dest_text: &str, g: &raw::RawGitSource) -> Result<GitSourceDecl> {
+        let key = ["sources", dest_text];
+        let bad = |field: &str, message: String, help: &str| {
+            let span = self.spans.value(&["sources", dest_text, field]).or_else(|| self.spans.value(&key));
+            self.ctx.err(span, "memorix::manifest::bad_git_source", message, "here", Some(help.to_string()))
+        };
+        let (mut dest, version) = self.source_place(dest_text)?;
+        dest.selector = None;
+        if g.git.is_empty() || g.git.starts_with('-') {
+            return Err(bad(
+                "git",
+                format!("{:?} is not a repository URL", g.git),
+                "e.g. git = \"https://github.com/acme/agent-rules\"",
+            ));
+        }
+        let reference = match (&g.branch, &g.tag, &g.rev) {
+            (None, None, None) => GitRef::DefaultBranch,
+            (Some(b), None, None) => GitRef::Branch(b.clone()),
+            (None, Some(t), None) => GitRef::Tag(t.clone()),
+            (None, None, Some(r)) if r.len() == 40 && r.bytes().all(|c| c.is_ascii_hexdigit()) => {
+                GitRef::Rev(r.to_ascii_lowercase())
+            }
+            (None, None, Some(r)) => {
+                return Err(bad(
+                    "rev",
+                    format!("rev {r:?} is not a full commit id"),
+                    "give all 40 hex digits, or follow a branch or tag",
+                ));
+            }
+            _ => {
+                return Err(bad(
+                    "git",
+                    "a git source follows one of branch, tag or rev".into(),
+                    "keep one of them",
+                ));
+            }
+        };
+        let path = match g.path.as_deref() {
+            None => None,
+            Some(p) => Some(project_path(p).map_err(|why| {
+                bad("path", format!("path {p:?} {why}"), "a subdirectory of the repository, e.g. \"python/\"")
+            })?)
+            .filter(|p| !p.is_root()),
+        };
+        Ok(GitSourceDecl { dest, url: g.git.clone(), reference, path, version })
+    }
+
+    /// A source's key: a Store place, optionally `@vVERSION` of a library's docs.
+    fn source_place(&self, dest_text: &str) -> Result<(Locator, Option<String>)> {
         let key = ["sources", dest_text];
         let bad_key = |message: String| {
-            ctx.err(
-                spans.key(&key),
+            self.ctx.err(
+                self.spans.key(&key),
                 "memorix::manifest::bad_source",
                 message,
                 "this Store place",
@@ -478,6 +560,15 @@ impl Parser<'_> {
             Some(Selector::Version(v)) if dest.subtree && !dest.path.is_root() => Some(v),
             Some(other) => return Err(bad_key(format!("a source cannot take @{other}"))),
         };
+        Ok((dest, version))
+    }
+
+    /// A source's key is a Store place, optionally with `@vVERSION` for a docs version; its
+    /// value a folder inside the project.
+    fn source(&self, dest_text: &str, folder_text: &str) -> Result<SourceDecl> {
+        let (ctx, spans) = (&self.ctx, &self.spans);
+        let key = ["sources", dest_text];
+        let (dest, version) = self.source_place(dest_text)?;
         let bad_folder = |code: &'static str, message: String, label: &str, help: String| {
             ctx.err(spans.value(&key), code, message, label, Some(help))
         };
@@ -709,6 +800,15 @@ impl Manifest {
     }
 
     /// Sources of `kind` whose Store place overlaps `loc`'s path (they feed it).
+    /// The lock keys of every source (folder or git) whose place overlaps `loc`.
+    pub fn source_keys_feeding<'a>(&'a self, loc: &'a Locator) -> impl Iterator<Item = String> + 'a {
+        let overlaps = move |dest: &Locator| {
+            dest.kind == loc.kind && (loc.path.starts_with(&dest.path) || dest.path.starts_with(&loc.path))
+        };
+        let folders = self.sources.iter().filter(move |s| overlaps(&s.dest)).map(SourceDecl::key);
+        folders.chain(self.git_sources.iter().filter(move |g| overlaps(&g.dest)).map(GitSourceDecl::key))
+    }
+
     pub fn sources_feeding<'a>(&'a self, loc: &'a Locator) -> impl Iterator<Item = &'a SourceDecl> + 'a {
         self.sources.iter().filter(move |s| {
             s.dest.kind == loc.kind

@@ -14,9 +14,10 @@ pub struct RawManifest {
     pub project: RawProject,
     /// Where library versions come from: the project's lockfiles.
     pub pins: Option<RawPins>,
-    /// Project-local folders ingested into the Store at build time: Store place = folder.
+    /// Ingested into the Store at build time: Store place = a project folder, or a git
+    /// repository pinned by memorix.lock to a commit.
     #[serde(default)]
-    pub sources: BTreeMap<String, String>,
+    pub sources: BTreeMap<String, RawSource>,
     /// Mounts inside the memory directory: mount path = selection.
     #[serde(default)]
     pub mounts: BTreeMap<String, RawMount>,
@@ -29,6 +30,31 @@ pub struct RawManifest {
     pub artifacts: BTreeMap<String, RawArtifact>,
     /// Store settings: where missing objects come from.
     pub store: Option<RawStore>,
+}
+
+/// A `[sources]` value.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawSource {
+    /// A folder (or file) inside the project, e.g. "./agent-rules".
+    Folder(String),
+    /// A git repository: { git = URL, branch | tag | rev, path }.
+    Git(RawGitSource),
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawGitSource {
+    /// The repository URL (anything `git clone` takes).
+    pub git: String,
+    /// Follow this branch (default: the repository's default branch).
+    pub branch: Option<String>,
+    /// Follow this tag.
+    pub tag: Option<String>,
+    /// Exactly this commit (40 hex digits).
+    pub rev: Option<String>,
+    /// Take only this subdirectory of the repository.
+    pub path: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]

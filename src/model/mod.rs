@@ -4,6 +4,7 @@
 
 pub mod canonical;
 pub mod decision;
+pub mod git;
 pub mod id;
 pub mod kind;
 pub mod locator;
@@ -11,6 +12,7 @@ pub mod path;
 pub mod remote_url;
 pub mod version;
 
+pub use git::GitRef;
 pub use id::{BadId, Id, IdPrefix};
 pub use kind::{EntryKind, Kind};
 pub use locator::{Locator, LocatorError, LocatorProblem, Selector};

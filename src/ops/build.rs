@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::error::{Error, Result};
+use super::git_sources::SourceMove;
 use super::project::Project;
 use crate::deliver::{self, ActivationRecord, Delivery};
 use crate::manifest::Manifest;
@@ -110,6 +111,9 @@ pub struct BuildOutcome {
     pub substituted: FetchReport,
     /// `.ignore` lacked the line that lets rg and fd see the memory directory; it was added.
     pub ignore_updated: bool,
+    /// Git sources whose locked commit moved (`memorix update`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources_moved: Vec<SourceMove>,
 }
 
 impl BuildOutcome {
@@ -127,6 +131,7 @@ impl BuildOutcome {
             artifact_failures: Vec::new(),
             substituted: FetchReport::default(),
             ignore_updated: false,
+            sources_moved: Vec::new(),
         }
     }
 }
@@ -184,6 +189,13 @@ pub fn build(
 
 /// `memorix update MOUNT...` names mounts the manifest has.
 fn check_refresh(m: &Manifest, refresh: &Refresh) -> Result<()> {
+    if let Refresh::Sources(keys) = refresh {
+        let known: Vec<String> = m.git_sources.iter().map(|g| g.key()).collect();
+        return match keys.iter().find(|k| !known.contains(k)) {
+            Some(key) => Err(Error::UnknownGitSource { key: key.clone(), known }),
+            None => Ok(()),
+        };
+    }
     let Refresh::Mounts(names) = refresh else { return Ok(()) };
     let known: Vec<String> = m.mounts.iter().map(|x| x.path.to_string()).collect();
     match names.iter().find(|name| !known.contains(name)) {
@@ -208,9 +220,11 @@ fn resolve(
             super::lock::lock_with(project, writer, &req.refresh, req.offline, progress)?;
         outcome.lock_written = locked.written;
         outcome.resolved = locked.resolved;
+        outcome.sources_moved = locked.sources_moved;
         return Ok(Ok((resolution, outcome)));
     }
     outcome.substituted = super::remote::substitute(project, writer, req.offline, progress)?;
+    super::lock::ensure_locked_git_sources(project, writer, req.offline, progress)?;
     let (report, resolution) = super::lock::check_project(project, store_root)?;
     let report = super::lock::judge(report, &outcome.substituted, "build memorix.lock")?;
     let Some(resolution) = resolution.filter(|_| report.ok) else {

@@ -60,12 +60,29 @@ pub enum Error {
     #[diagnostic(transparent)]
     Profile(#[from] crate::profile::Error),
 
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Git(#[from] crate::fetch::git::Error),
+
+    #[error("git source `{source_key}` at commit {commit} gives {got}, but memorix.lock has {locked}")]
+    #[diagnostic(
+        code(memorix::git::content_mismatch),
+        help(
+            "the commit's content is not what was locked (a rewritten repository?); inspect it, then `memorix update --source {source_key}` to accept what it holds now"
+        )
+    )]
+    GitContentMismatch { source_key: String, commit: String, locked: crate::model::Id, got: crate::model::Id },
+
     #[error("cannot {verb}: {count} objects memorix.lock names are not in the Store (the first: {first})")]
     #[diagnostic(
         code(memorix::lock::objects_missing),
         help("{why}. The lock holds: nothing it was made from changed")
     )]
     ObjectsMissing { verb: &'static str, count: usize, first: String, why: String },
+
+    #[error("memorix.toml has no git source `{key}`")]
+    #[diagnostic(code(memorix::manifest::unknown_source), help("the git sources are: {}", if known.is_empty() { "none".to_string() } else { known.join(", ") }))]
+    UnknownGitSource { key: String, known: Vec<String> },
 
     #[error("memorix.toml has no mount `{name}`")]
     #[diagnostic(code(memorix::manifest::unknown_mount), help("{}", mount_choices(suggestion, known)))]
@@ -218,6 +235,7 @@ impl Error {
         match self {
             Error::Remote(e) => e.exit_code(),
             Error::CommandNotFound { .. } => 127,
+            Error::GitContentMismatch { .. } => 1,
             Error::CommandNotExecutable { .. } => 126,
             _ => 2,
         }

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::error::{Error, Result};
+use super::git_sources::{SourceMove, ensure_locked_git, ingest_git_sources};
 use super::project::{LockState, Project};
 use crate::lock::{self, LockedSource, Lockfile};
 use crate::manifest::Manifest;
@@ -21,6 +22,9 @@ use crate::store::{Store, Writer};
 pub struct LockOutcome {
     /// False when the lock's text did not change.
     pub written: bool,
+    /// Git sources whose locked commit moved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources_moved: Vec<SourceMove>,
     /// Mounts resolved afresh.
     pub resolved: Vec<String>,
     /// The old lock held git merge-conflict markers, or was not a valid lock.
@@ -71,7 +75,10 @@ pub(crate) fn lock_with(
         // Nothing in it can be trusted: resolved afresh, as with no lock.
         LockState::Corrupt(e) => (None, None, Some(Healed::Corrupt(e.to_string()))),
     };
-    let sources = ingest_sources(&project.manifest, writer, progress)?;
+    let mut sources = ingest_sources(&project.manifest, writer, progress)?;
+    let (git, sources_moved) =
+        ingest_git_sources(project, writer, previous.as_ref(), refresh, offline, progress)?;
+    sources.extend(git);
     let resolution =
         match resolve::resolve(&project.manifest, writer.store, previous.as_ref(), refresh, sources) {
             Err(e) if e.missing_object().is_some() => {
@@ -82,6 +89,7 @@ pub(crate) fn lock_with(
         };
     let written = project.write_lock(&resolution.lock, previous_text.as_deref())?;
     let outcome = LockOutcome {
+        sources_moved,
         written,
         resolved: resolution.resolved.clone(),
         healed,
@@ -110,9 +118,26 @@ pub(crate) fn ingest_sources(
         };
         let outcome = writer.ingest(request, progress)?;
         let hash = outcome.content(writer.store, &s.dest)?;
-        out.insert(s.key(), LockedSource { path: s.folder.to_string(), hash });
+        out.insert(
+            s.key(),
+            LockedSource { path: s.folder.to_string(), hash, git: None, follows: None, commit: None },
+        );
     }
     Ok(out)
+}
+
+/// Git sources the lock pins whose content the Store lacks are fetched at their locked commit
+/// (after the substituters had their chance), unless `offline`.
+pub(crate) fn ensure_locked_git_sources(
+    project: &Project,
+    writer: &Writer,
+    offline: bool,
+    progress: &dyn Progress,
+) -> Result<()> {
+    match project.read_lock()? {
+        LockState::Clean(lock, _) => ensure_locked_git(project, writer, &lock, offline, progress),
+        _ => Ok(()),
+    }
 }
 
 /// `lock --check`: never writes the lock; fetches what the Store lacks of it, then reports
@@ -120,7 +145,10 @@ pub(crate) fn ingest_sources(
 pub fn check(start: &Path, store_root: &Path, offline: bool, progress: &dyn Progress) -> Result<CheckReport> {
     let project = Project::open(start)?;
     let store = Store::open_or_create(store_root, progress)?;
-    let fetched = super::remote::substitute(&project, &store.writer(progress)?, offline, progress)?;
+    let writer = store.writer(progress)?;
+    let fetched = super::remote::substitute(&project, &writer, offline, progress)?;
+    ensure_locked_git_sources(&project, &writer, offline, progress)?;
+    drop(writer);
     let (report, _) = check_project(&project, store_root)?;
     judge(report, &fetched, "check memorix.lock")
 }

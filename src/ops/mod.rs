@@ -7,6 +7,7 @@ pub mod edit;
 pub mod error;
 pub mod explain;
 pub mod gc;
+pub mod git_sources;
 pub mod graph;
 pub mod history;
 pub mod ingest;

@@ -82,7 +82,7 @@ impl Project {
             crate::store::checkout::remove_readonly_tree(&self.state_dir.join(leftover))?;
         }
         for e in std::fs::read_dir(&self.state_dir).map_err(Error::io("read", &self.state_dir))?.flatten() {
-            if fsutil::is_temp_name(&e.file_name()) {
+            if fsutil::is_temp_name(&e.file_name()) && !fsutil::temp_writer_alive(&e.file_name()) {
                 let _ = std::fs::remove_file(e.path());
             }
         }

@@ -78,7 +78,10 @@ pub fn status(
         LockState::Corrupt(e) => (None, Some(format!("{e}; run `memorix lock` to write it again"))),
     };
     let store = Store::open_or_create(store_root, progress)?;
-    let substituted = super::remote::substitute(&project, &store.writer(progress)?, offline, progress)?;
+    let writer = store.writer(progress)?;
+    let substituted = super::remote::substitute(&project, &writer, offline, progress)?;
+    super::lock::ensure_locked_git_sources(&project, &writer, offline, progress)?;
+    drop(writer);
     let mut problems = Vec::new();
     let mut stale = Default::default();
     if lock.is_some() {

@@ -35,14 +35,26 @@ pub enum Refresh {
     All,
     /// `memorix update MOUNT...`
     Mounts(std::collections::BTreeSet<String>),
+    /// `memorix update --source PLACE...`: those git sources move to what they follow now (the
+    /// mounts they feed are resolved again because their content changed).
+    Sources(std::collections::BTreeSet<String>),
 }
 
 impl Refresh {
     fn includes(&self, mount: &str) -> bool {
         match self {
-            Refresh::Nothing => false,
+            Refresh::Nothing | Refresh::Sources(_) => false,
             Refresh::All => true,
             Refresh::Mounts(names) => names.contains(mount),
+        }
+    }
+
+    /// Whether the git source `key` moves to what it follows now.
+    pub fn moves_source(&self, key: &str) -> bool {
+        match self {
+            Refresh::All => true,
+            Refresh::Sources(keys) => keys.contains(key),
+            Refresh::Nothing | Refresh::Mounts(_) => false,
         }
     }
 }
@@ -278,10 +290,8 @@ pub fn resolve(
         let name = mount.path.to_string();
         let inputs = mount_inputs(m, mount);
         let sources_moved = mount.select.iter().any(|loc| {
-            m.sources_feeding(loc).any(|s| {
-                let place = s.key();
-                previous.and_then(|p| p.sources.get(&place)) != sources.get(&place)
-            })
+            m.source_keys_feeding(loc)
+                .any(|place| previous.and_then(|p| p.sources.get(&place)) != sources.get(&place))
         });
         let keep =
             previous.and_then(|p| p.mounts.get(&name)).filter(|l| l.inputs == inputs && !sources_moved);
@@ -375,7 +385,18 @@ pub fn check(
             report.stale(None, problem);
         }
     }
-    for place in lock.sources.keys().filter(|p| m.sources.iter().all(|s| s.key() != **p)) {
+    for g in &m.git_sources {
+        if let Some(problem) = git_source_problem(lock, g) {
+            let users = m.mounts.iter().filter(|x| x.select.iter().any(|l| inside(&g.dest, l)));
+            for u in users {
+                report.stale.entry(u.path.to_string()).or_insert_with(|| problem.clone());
+            }
+            report.stale(None, problem);
+        }
+    }
+    let declared =
+        |p: &String| m.sources.iter().any(|s| s.key() == *p) || m.git_sources.iter().any(|g| g.key() == *p);
+    for place in lock.sources.keys().filter(|p| !declared(p)) {
         report.stale(None, format!("source `{place}` is in memorix.lock but not in memorix.toml"));
     }
     for name in lock.mounts.keys().filter(|n| m.mounts.iter().all(|x| x.path.as_str() != n.as_str())) {
@@ -428,6 +449,30 @@ fn source_problem(lock: &Lockfile, s: &crate::manifest::SourceDecl, now: &Id) ->
         )),
         Some(_) => None,
     }
+}
+
+/// Why git source `g` no longer matches the lock, if it does not: the lock names another
+/// origin (memorix.toml changed it) or none. A branch that moved on is not staleness.
+fn git_source_problem(lock: &Lockfile, g: &crate::manifest::GitSourceDecl) -> Option<String> {
+    let place = g.key();
+    let Some(l) = lock.sources.get(&place) else {
+        return Some(format!("source `{place}` (git {}) is not in memorix.lock", g.url));
+    };
+    let path = g.path.as_ref().map(|p| p.to_string()).unwrap_or_default();
+    let follows = g.reference.to_string();
+    if l.git.as_deref() != Some(g.url.as_str())
+        || l.follows.as_deref() != Some(follows.as_str())
+        || l.path != path
+    {
+        return Some(format!(
+            "source `{place}`: memorix.toml follows {follows} of {} (path {path:?}); memorix.lock has {} of {} (path {:?})",
+            g.url,
+            l.follows.as_deref().unwrap_or("a folder"),
+            l.git.as_deref().unwrap_or("the project"),
+            l.path
+        ));
+    }
+    None
 }
 
 /// Checks one mount against its lock entry; its plan when the lock holds for it.

@@ -104,6 +104,14 @@ pub fn is_temp_name(name: &std::ffi::OsStr) -> bool {
         && [n, pid].iter().all(|p| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
 }
 
+/// Whether the process that made temp file `name` ([`temp_path`]) is still running: its
+/// write is in flight, not a leftover (two commands in one project may overlap before one
+/// takes the project lock).
+pub fn temp_writer_alive(name: &std::ffi::OsStr) -> bool {
+    let pid = name.to_str().and_then(|n| n.rsplitn(3, '.').nth(1));
+    pid.is_some_and(|pid| Path::new("/proc").join(pid).exists())
+}
+
 /// Creates a new file with `mode` set at creation (no separate chmod).
 pub fn create_with_mode(path: &Path, mode: u32) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;

@@ -1,0 +1,178 @@
+//! Git sources (DESIGN.md §13.2), through the `git` CLI as Cargo's `git-fetch-with-cli` does:
+//! the user's credentials, SSH config and proxies apply. Each repository is mirrored in a bare
+//! clone under `$XDG_CACHE_HOME/memorix/git/`; a commit's tree is exported with a private
+//! index file, so the cache has no work tree and no hooks run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use miette::Diagnostic;
+use sha2::{Digest, Sha256};
+
+use crate::model::GitRef;
+
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum Error {
+    #[error("`git` could not be run: {message}")]
+    #[diagnostic(
+        code(memorix::git::missing),
+        help("install git; memorix runs it for [sources] that name a repository")
+    )]
+    Missing { message: String },
+
+    #[error("git {action} {url} failed: {stderr}")]
+    #[diagnostic(
+        code(memorix::git::failed),
+        help("check the URL and your access to it (`git ls-remote {url}`)")
+    )]
+    Failed { action: &'static str, url: String, stderr: String },
+
+    #[error("{url} has no {follows}")]
+    #[diagnostic(code(memorix::git::no_ref), help("`git ls-remote {url}` lists its branches and tags"))]
+    NoRef { url: String, follows: String },
+
+    #[error("commit {commit} is no longer in {url} (was the branch force-pushed?)")]
+    #[diagnostic(
+        code(memorix::git::commit_gone),
+        help(
+            "memorix.lock pins that commit; `memorix update --source {place}` moves it to what {url} has now"
+        )
+    )]
+    CommitGone { url: String, commit: String, place: String },
+
+    #[error("--offline forbids fetching {url}")]
+    #[diagnostic(code(memorix::git::offline), help("run without --offline to fetch the git source"))]
+    Offline { url: String },
+
+    #[error("{url} at {commit} has no `{path}`")]
+    #[diagnostic(code(memorix::git::no_path), help("fix `path` of the source in memorix.toml"))]
+    NoPath { url: String, commit: String, path: String },
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// The bare clones of git sources.
+pub struct GitCache {
+    root: PathBuf,
+}
+
+impl GitCache {
+    /// `$XDG_CACHE_HOME/memorix/git`, else `~/.cache/memorix/git`.
+    pub fn default_location() -> GitCache {
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .unwrap_or_else(|| PathBuf::from(".cache"));
+        GitCache { root: base.join("memorix").join("git") }
+    }
+
+    /// The bare clone of `url`, created empty when new.
+    fn repo(&self, url: &str) -> Result<PathBuf> {
+        let name = hex::encode(&Sha256::digest(url.as_bytes())[..8]);
+        let dir = self.root.join(name);
+        if !dir.join("HEAD").exists() {
+            std::fs::create_dir_all(&self.root).map_err(|e| Error::Missing { message: e.to_string() })?;
+            run(&["init", "--bare", "--quiet", path_str(&dir)], "init", url)?;
+        }
+        Ok(dir)
+    }
+
+    /// The commit `follows` names in `url` now.
+    pub fn resolve(&self, url: &str, follows: &GitRef) -> Result<String> {
+        let wanted = match follows {
+            GitRef::Rev(r) => return Ok(r.clone()),
+            GitRef::DefaultBranch => "HEAD".to_string(),
+            GitRef::Branch(b) => format!("refs/heads/{b}"),
+            GitRef::Tag(t) => format!("refs/tags/{t}"),
+        };
+        let listing = run(&["ls-remote", "--", url, &wanted, &format!("{wanted}^{{}}")], "ls-remote", url)?;
+        let mut found = None;
+        for line in listing.lines() {
+            let Some((commit, name)) = line.split_once('\t') else { continue };
+            // An annotated tag peels to its commit (`^{}`), which wins.
+            if name == format!("{wanted}^{{}}") || (name == wanted && found.is_none()) {
+                found = Some(commit.to_string());
+            }
+        }
+        found.ok_or_else(|| Error::NoRef { url: url.to_string(), follows: follows.to_string() })
+    }
+
+    /// Makes `commit` present in the clone of `url`, fetching branches and tags (and the commit
+    /// itself, where the server allows) when it is not.
+    pub fn ensure(&self, url: &str, commit: &str, place: &str) -> Result<PathBuf> {
+        let repo = self.repo(url)?;
+        let has = |repo: &Path| has_commit(repo, commit);
+        if has(&repo) {
+            return Ok(repo);
+        }
+        let refs = ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"];
+        let git_dir = format!("--git-dir={}", path_str(&repo));
+        run(&[&git_dir, "fetch", "--quiet", "--prune", "--", url, refs[0], refs[1]], "fetch", url)?;
+        if !has(&repo) {
+            let _ = run(&[&git_dir, "fetch", "--quiet", "--", url, commit], "fetch", url);
+        }
+        if has(&repo) {
+            Ok(repo)
+        } else {
+            Err(Error::CommitGone {
+                url: url.to_string(),
+                commit: commit.to_string(),
+                place: place.to_string(),
+            })
+        }
+    }
+
+    /// Writes the tree of `commit` (its `path` subdirectory) into the new directory `dest`.
+    pub fn export(&self, url: &str, commit: &str, path: Option<&str>, dest: &Path) -> Result<()> {
+        let repo = self.repo(url)?;
+        let treeish = match path {
+            Some(p) => format!("{commit}:{}", p.trim_end_matches('/')),
+            None => format!("{commit}^{{tree}}"),
+        };
+        let git_dir = format!("--git-dir={}", path_str(&repo));
+        let index = dest.with_extension("index");
+        let mut read_tree = Command::new("git");
+        read_tree.args([&git_dir, "read-tree", &treeish]).env("GIT_INDEX_FILE", &index);
+        if output(&mut read_tree, "read-tree", url).is_err() {
+            return Err(Error::NoPath {
+                url: url.into(),
+                commit: commit.into(),
+                path: path.unwrap_or("").into(),
+            });
+        }
+        std::fs::create_dir_all(dest).map_err(|e| Error::Missing { message: e.to_string() })?;
+        let work_tree = format!("--work-tree={}", path_str(dest));
+        let mut checkout = Command::new("git");
+        checkout
+            .args([&git_dir, &work_tree, "checkout-index", "--all", "--force"])
+            .env("GIT_INDEX_FILE", &index);
+        let done = output(&mut checkout, "checkout-index", url);
+        let _ = std::fs::remove_file(&index);
+        done.map(|_| ())
+    }
+}
+
+fn has_commit(repo: &Path, commit: &str) -> bool {
+    let git_dir = format!("--git-dir={}", path_str(repo));
+    run(&[&git_dir, "cat-file", "-e", &format!("{commit}^{{commit}}")], "cat-file", "").is_ok()
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap_or_default()
+}
+
+fn run(args: &[&str], action: &'static str, url: &str) -> Result<String> {
+    output(Command::new("git").args(args), action, url)
+}
+
+/// Runs git without a terminal prompt; its stdout, or its stderr as the error.
+fn output(cmd: &mut Command, action: &'static str, url: &str) -> Result<String> {
+    cmd.env("GIT_TERMINAL_PROMPT", "0").stdin(std::process::Stdio::null());
+    let out = cmd.output().map_err(|e| Error::Missing { message: e.to_string() })?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(Error::Failed { action, url: url.to_string(), stderr });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}

@@ -1,0 +1,182 @@
+//! Git `[sources]` (DESIGN.md §13.2) against local repositories made in the test: locked to a
+//! commit, sticky, moved by `memorix update`, reproduced exactly by `build --locked`.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::TestEnv;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=A", "-c", "user.email=a@example.com", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A repository of team rules with one commit; its path.
+fn team_repo(env: &TestEnv) -> PathBuf {
+    let repo = env.root.join("agent-rules");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    common::write_file(&repo.join("python/style.md"), b"# Style\n\nv1\n");
+    common::write_file(&repo.join("README.md"), b"# Team rules\n");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "v1"]);
+    repo
+}
+
+fn commit(repo: &Path, text: &str) -> String {
+    fs::write(repo.join("python/style.md"), text).unwrap();
+    git(repo, &["commit", "-qam", "change"]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+fn manifest(repo: &Path, follows: &str) -> String {
+    format!(
+        "[sources]\n\"rules/team/\" = {{ git = \"file://{}\", {follows}, path = \"python\" }}\n\n[mounts.team]\nselect = [\"rules/team/\"]\n",
+        repo.display()
+    )
+}
+
+fn style(env: &TestEnv) -> String {
+    fs::read_to_string(env.project.join(".memory/team/style.md")).unwrap()
+}
+
+fn locked_commit(env: &TestEnv) -> String {
+    let lock: toml::Table =
+        toml::from_str(&fs::read_to_string(env.project.join("memorix.lock")).unwrap()).unwrap();
+    lock["sources"]["rules/team/"]["commit"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_branch_is_locked_to_its_commit_kept_until_update_moves_it() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let first = git(&repo, &["rev-parse", "HEAD"]);
+    env.write("memorix.toml", &manifest(&repo, "branch = \"main\""));
+    let out = env.run(&["build"]).ok().stdout;
+    assert!(
+        out.starts_with(&format!("Locked rules/team/ (file://[ROOT]/agent-rules) at {}\n", &first[..12])),
+        "{out}"
+    );
+    assert_eq!(style(&env), "# Style\n\nv1\n");
+    assert_eq!(locked_commit(&env), first);
+    let lock = fs::read_to_string(env.project.join("memorix.lock")).unwrap();
+    assert!(lock.contains("follows = \"branch main\"\n") && lock.contains("path = \"python\"\n"), "{lock}");
+
+    // The branch moves on: the lock is sticky, and nothing is stale.
+    let second = commit(&repo, "# Style\n\nv2\n");
+    env.run(&["build"]).ok();
+    env.run(&["lock"]).ok();
+    env.run(&["status", "--check"]).ok();
+    env.run(&["lock", "--check"]).ok();
+    assert_eq!((locked_commit(&env), style(&env)), (first.clone(), "# Style\n\nv1\n".to_string()));
+
+    let out = env.run(&["update", "--source", "rules/team/"]).ok().stdout;
+    assert!(
+        out.starts_with(&format!(
+            "Moved rules/team/ (file://[ROOT]/agent-rules): {} -> {}\n",
+            &first[..12],
+            &second[..12]
+        )),
+        "{out}"
+    );
+    assert_eq!((locked_commit(&env), style(&env)), (second.clone(), "# Style\n\nv2\n".to_string()));
+
+    // Plain `memorix update` moves it too.
+    let third = commit(&repo, "# Style\n\nv3\n");
+    env.run(&["update"]).ok();
+    assert_eq!((locked_commit(&env), style(&env)), (third, "# Style\n\nv3\n".to_string()));
+
+    let err = env.run(&["update", "--source", "rules/other/"]).expect(2).stderr;
+    assert!(
+        err.contains("memorix.toml has no git source `rules/other/`") && err.contains("rules/team/"),
+        "{err}"
+    );
+}
+
+#[test]
+fn build_locked_on_an_empty_store_takes_exactly_the_locked_commit() {
+    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let repo = team_repo(&a);
+    a.write("memorix.toml", &manifest(&repo, "branch = \"main\""));
+    a.run(&["build"]).ok();
+    commit(&repo, "# Style\n\nv2\n");
+    // B: the same project files, its own Store and git cache (its own HOME).
+    for f in ["memorix.toml", "memorix.lock"] {
+        fs::copy(a.project.join(f), b.project.join(f)).unwrap();
+    }
+    b.run(&["build", "--locked"]).ok();
+    assert_eq!(style(&b), "# Style\n\nv1\n", "the locked commit, not the branch tip");
+    let files = |env: &TestEnv| -> Vec<(PathBuf, Vec<u8>)> {
+        let root = env.project.join(".memory");
+        let mut out: Vec<_> = common::walk(&root)
+            .into_iter()
+            .filter(|p| p.is_file())
+            .map(|p| (p.strip_prefix(&root).unwrap().to_path_buf(), fs::read(&p).unwrap()))
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(files(&b), files(&a), "byte for byte");
+    let again = b.run(&["build", "--locked", "--offline"]).ok().stdout;
+    assert!(again.starts_with("Nothing to do"), "{again}");
+}
+
+#[test]
+fn a_force_pushed_branch_that_lost_the_locked_commit_is_named() {
+    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let repo = team_repo(&a);
+    let kept = git(&repo, &["rev-parse", "HEAD"]);
+    let lost = commit(&repo, "# Style\n\nv2\n");
+    a.write("memorix.toml", &manifest(&repo, "branch = \"main\""));
+    a.run(&["build"]).ok();
+    assert_eq!(locked_commit(&a), lost);
+    // History rewritten: the locked commit is gone from the repository.
+    git(&repo, &["reset", "-q", "--hard", &kept]);
+    git(&repo, &["reflog", "expire", "--expire=now", "--all"]);
+    git(&repo, &["gc", "-q", "--prune=now"]);
+    for f in ["memorix.toml", "memorix.lock"] {
+        fs::copy(a.project.join(f), b.project.join(f)).unwrap();
+    }
+    let err = b.run(&["build", "--locked"]).expect(2).stderr;
+    assert!(err.contains("memorix::git::commit_gone"), "{err}");
+    assert!(err.contains(&format!("commit {lost} is no longer in file://{}", repo.display())), "{err}");
+    assert!(err.contains("`memorix update --source rules/team/`"), "{err}");
+    assert!(!b.project.join(".memory").exists());
+    // Moving it on is the way out.
+    b.run(&["update", "--source", "rules/team/"]).ok();
+    assert_eq!((locked_commit(&b), style(&b)), (kept, "# Style\n\nv1\n".to_string()));
+}
+
+#[test]
+fn tags_and_revs_are_followed_and_a_bad_source_is_refused_with_its_line() {
+    let env = TestEnv::new();
+    let repo = team_repo(&env);
+    let first = git(&repo, &["rev-parse", "HEAD"]);
+    git(&repo, &["tag", "-a", "v1", "-m", "v1"]);
+    commit(&repo, "# Style\n\nv2\n");
+    env.write("memorix.toml", &manifest(&repo, "tag = \"v1\""));
+    env.run(&["build"]).ok();
+    assert_eq!((locked_commit(&env), style(&env)), (first.clone(), "# Style\n\nv1\n".to_string()));
+    env.write("memorix.toml", &manifest(&repo, &format!("rev = \"{first}\"")));
+    // Another origin in memorix.toml is a lock that no longer holds.
+    assert!(env.run(&["lock", "--check"]).expect(1).stdout.contains("memorix.toml follows rev"));
+    env.run(&["build"]).ok();
+    env.run(&["lock", "--check"]).ok();
+
+    env.write("memorix.toml", &manifest(&repo, "rev = \"abc123\""));
+    let err = env.run(&["build"]).expect(2).stderr;
+    assert!(err.contains("memorix::manifest::bad_git_source"), "{err}");
+    assert!(err.contains("memorix.toml:2: rev \"abc123\" is not a full commit id"), "{err}");
+    env.write("memorix.toml", &manifest(&repo, "branch = \"nope\""));
+    let err = env.run(&["build"]).expect(2).stderr;
+    assert!(err.contains("file://[ROOT]/agent-rules has no branch nope"), "{err}");
+}
