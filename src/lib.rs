@@ -9,6 +9,7 @@ pub mod confine;
 pub mod deliver;
 pub mod diagnostics;
 pub mod fault;
+pub mod fetch;
 pub mod lock;
 pub mod manifest;
 pub mod model;

@@ -63,6 +63,7 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
         ));
     }
     let env = outcome.environment.expect("a build that was not refused has an environment");
+    super::fetch::lines(&mut s, &outcome.fetched);
     if outcome.lock_written {
         s.line(format_args!("Wrote memorix.lock"));
     }

@@ -106,6 +106,9 @@ pub struct BuildOutcome {
     /// `--locked`: what was fetched from the substituters.
     #[serde(skip_serializing_if = "FetchReport::is_empty")]
     pub substituted: FetchReport,
+    /// Pinned docs fetched from their registries.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fetched: Vec<crate::fetch::Fetched>,
     /// `.ignore` lacked the line that lets rg and fd see the memory directory; it was added.
     pub ignore_updated: bool,
 }
@@ -124,6 +127,7 @@ impl BuildOutcome {
             refused,
             artifact_failures: Vec::new(),
             substituted: FetchReport::default(),
+            fetched: Vec::new(),
             ignore_updated: false,
         }
     }
@@ -206,11 +210,19 @@ fn resolve(
             super::lock::lock_with(project, writer, &req.refresh, req.offline, progress)?;
         outcome.lock_written = locked.written;
         outcome.resolved = locked.resolved;
+        outcome.fetched = locked.fetched;
         return Ok(Ok((resolution, outcome)));
     }
     outcome.substituted = super::remote::substitute(project, writer, req.offline, progress)?;
+    let fetching = super::fetch::fetch_pinned(project, writer, req.offline, progress)?;
+    outcome.fetched = fetching.fetched;
     let (report, resolution) = super::lock::check_project(project, store_root)?;
-    let report = super::lock::judge(report, &outcome.substituted, "build memorix.lock")?;
+    let report =
+        match (super::lock::judge(report, &outcome.substituted, "build memorix.lock"), fetching.failure) {
+            // The objects are missing because fetching them failed: that is the error to show.
+            (Err(_), Some(failure)) => return Err(failure.into()),
+            (judged, _) => judged?,
+        };
     let Some(resolution) = resolution.filter(|_| report.ok) else {
         outcome.refused = Some(report);
         return Ok(Err(outcome));

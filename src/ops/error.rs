@@ -58,6 +58,14 @@ pub enum Error {
 
     #[error(transparent)]
     #[diagnostic(transparent)]
+    Fetch(#[from] crate::fetch::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Unfetched(Box<Unfetched>),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
     Profile(#[from] crate::profile::Error),
 
     #[error("cannot {verb}: {count} objects memorix.lock names are not in the Store (the first: {first})")]
@@ -198,7 +206,29 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Remote(e) => e.exit_code(),
+            Error::Fetch(e) => e.exit_code(),
             _ => 2,
         }
+    }
+}
+
+/// A resolve that found no acceptable version of a library, and why fetching it did not help:
+/// the resolve's error (its code, and the versions the Store has), with the fetch's answer.
+#[derive(Debug, thiserror::Error)]
+#[error("{resolve}")]
+pub struct Unfetched {
+    pub resolve: crate::resolve::Error,
+    pub fetch: crate::fetch::Error,
+}
+
+impl Diagnostic for Unfetched {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.resolve.code()
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        let fetch_help = self.fetch.help().map(|h| format!(" ({h})")).unwrap_or_default();
+        let own = self.resolve.help().map(|h| format!("{h}. ")).unwrap_or_default();
+        Some(Box::new(format!("{own}Fetching it did not help: {}{fetch_help}", self.fetch)))
     }
 }

@@ -26,6 +26,9 @@ pub struct LockOutcome {
     /// The old lock held git merge-conflict markers.
     pub healed: bool,
     pub environment: Id,
+    /// Pinned docs fetched from their registries first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fetched: Vec<crate::fetch::Fetched>,
 }
 
 pub fn lock(start: &Path, store_root: &Path, offline: bool, progress: &dyn Progress) -> Result<LockOutcome> {
@@ -59,14 +62,20 @@ pub(crate) fn lock_with(
             (merged, Some(text), true)
         }
     };
+    let mut fetching = super::fetch::fetch_pinned(project, writer, offline, progress)?;
+    let fetched_docs = std::mem::take(&mut fetching.fetched);
     let sources = ingest_sources(&project.manifest, writer, progress)?;
     let resolution =
         match resolve::resolve(&project.manifest, writer.store, previous.as_ref(), refresh, sources) {
             Err(e) if e.missing_object().is_some() => {
+                if let Some(failure) = fetching.failure {
+                    return Err(failure.into());
+                }
                 let (what, id) = e.missing_object().expect("just matched");
                 return Err(objects_missing(&fetched?, &[format!("{what} {id}")], "resolve memorix.toml"));
             }
-            resolved => resolved?,
+            Err(e) => return Err(fetching.explain(e)),
+            Ok(r) => r,
         };
     let written = project.write_lock(&resolution.lock, previous_text.as_deref())?;
     let outcome = LockOutcome {
@@ -74,6 +83,7 @@ pub(crate) fn lock_with(
         resolved: resolution.resolved.clone(),
         healed,
         environment: resolution.lock.environment.id,
+        fetched: fetched_docs,
     };
     Ok((resolution, outcome))
 }
