@@ -6,7 +6,7 @@
 
 use std::io::Read;
 
-use super::error::Error;
+use super::error::{Error, Result};
 
 /// The largest file kept; larger ones are skipped (docs never are this big).
 pub const MAX_FILE: u64 = 8 << 20;
@@ -33,14 +33,14 @@ pub struct Unpacked {
 }
 
 /// Unpacks `bytes`, an artifact named `file`, choosing the format by its name.
-pub fn unpack(file: &str, bytes: &[u8], limits: Limits) -> Result<Unpacked, Error> {
+pub fn unpack(file: &str, bytes: &[u8], limits: Limits) -> Result<Unpacked> {
     let lower = file.to_ascii_lowercase();
     let mut out = if lower.ends_with(".whl") || lower.ends_with(".zip") {
         unzip(file, bytes, limits)?
     } else if [".crate", ".tgz", ".tar.gz"].iter().any(|s| lower.ends_with(s)) {
         untar(file, flate2::read::GzDecoder::new(bytes), limits)?
     } else {
-        return Err(Error::UnknownArchive { file: file.to_string() });
+        return Err(Error::UnknownArchive { file: file.to_string() }.into());
     };
     strip_top(&mut out.files);
     out.files.sort_by(|a, b| a.0.cmp(&b.0));
@@ -71,7 +71,7 @@ struct Sink<'a> {
 impl Sink<'_> {
     /// Adds one entry's content, read through the caps. The total counts what a file claims
     /// as well as what it holds, so a bomb stops before it is read.
-    fn take(&mut self, path: String, size: u64, r: impl Read) -> Result<(), Error> {
+    fn take(&mut self, path: String, size: u64, r: impl Read) -> Result<()> {
         let (limits, file) = (self.limits, self.file);
         self.total += size.min(limits.file + 1);
         if self.total > limits.total || self.out.files.len() >= limits.entries {
@@ -79,7 +79,8 @@ impl Sink<'_> {
                 file: file.to_string(),
                 cap: limits.total,
                 entries: limits.entries,
-            });
+            }
+            .into());
         }
         if size > limits.file {
             self.out.skipped += 1;
@@ -96,7 +97,7 @@ impl Sink<'_> {
     }
 }
 
-fn untar(file: &str, r: impl Read, limits: Limits) -> Result<Unpacked, Error> {
+fn untar(file: &str, r: impl Read, limits: Limits) -> Result<Unpacked> {
     let mut archive = tar::Archive::new(r);
     let mut sink = Sink { file, limits, out: Unpacked::default(), total: 0 };
     for entry in archive.entries().map_err(|e| Error::bad_archive(file, e))? {
@@ -117,7 +118,7 @@ fn untar(file: &str, r: impl Read, limits: Limits) -> Result<Unpacked, Error> {
     Ok(sink.out)
 }
 
-fn unzip(file: &str, bytes: &[u8], limits: Limits) -> Result<Unpacked, Error> {
+fn unzip(file: &str, bytes: &[u8], limits: Limits) -> Result<Unpacked> {
     let mut zip =
         zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| Error::bad_archive(file, e))?;
     let mut sink = Sink { file, limits, out: Unpacked::default(), total: 0 };
@@ -191,6 +192,6 @@ mod tests {
         let entries: Vec<(&str, &[u8], tar::EntryType)> =
             names.iter().map(|n| (n.as_str(), big.as_slice(), tar::EntryType::Regular)).collect();
         let err = unpack("p.tgz", &tgz(&entries), limits).unwrap_err();
-        assert!(matches!(err, Error::TooLarge { .. }), "{err}");
+        assert!(matches!(*err, Error::TooLarge { .. }), "{err}");
     }
 }

@@ -42,8 +42,9 @@ pub fn locate(client: &Client, index: &str, dl: &str, req: &Request) -> Result<C
 /// The index's configured download template (`dl` in `config.json`).
 pub fn dl_template(client: &Client, index: &str) -> Result<String> {
     let url = format!("{index}config.json");
-    let bad =
-        |why: String| Error::BadAnswer { registry: REG.as_str(), url: url.clone(), why, env: REG.env() };
+    let bad = |why: String| {
+        Box::new(Error::BadAnswer { registry: REG.as_str(), url: url.clone(), why, env: REG.env() })
+    };
     let body = match client.get(REG, &url, "application/json")? {
         Answer::Ok(b) => b.bytes,
         Answer::Status(s) => return Err(bad(format!("HTTP {s}"))),

@@ -3,7 +3,20 @@
 
 use miette::Diagnostic;
 
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+/// Boxed: the variants carry the URLs and hashes a message names.
+pub type Result<T, E = Box<Error>> = std::result::Result<T, E>;
+
+impl From<crate::store::Error> for Box<Error> {
+    fn from(e: crate::store::Error) -> Box<Error> {
+        Box::new(Error::Store(e))
+    }
+}
+
+impl From<crate::diagnostics::IoError> for Box<Error> {
+    fn from(e: crate::diagnostics::IoError) -> Box<Error> {
+        Box::new(Error::Io(e))
+    }
+}
 
 #[derive(Debug, thiserror::Error, Diagnostic)]
 pub enum Error {
@@ -114,8 +127,8 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn bad_archive(file: &str, why: impl std::fmt::Display) -> Error {
-        Error::BadArchive { file: file.to_string(), why: why.to_string() }
+    pub(crate) fn bad_archive(file: &str, why: impl std::fmt::Display) -> Box<Error> {
+        Box::new(Error::BadArchive { file: file.to_string(), why: why.to_string() })
     }
 
     /// 1 for a check that failed (a hash, a tree id), 2 for the rest.

@@ -61,7 +61,7 @@ impl Client {
                 Ok(answer) => return Ok(answer),
                 Err(why) => {
                     let (registry, env) = (registry.as_str(), registry.env());
-                    return Err(Error::Unreachable { registry, url: url.to_string(), why, env });
+                    return Err(Error::Unreachable { registry, url: url.to_string(), why, env }.into());
                 }
             }
             std::thread::sleep(wait);

@@ -108,15 +108,15 @@ impl Request {
         self.pinned.iter().filter_map(parse).collect()
     }
 
-    fn not_found(&self, registry: Registry, url: &str, answer: String, known: String) -> Error {
-        Error::NotFound {
+    fn not_found(&self, registry: Registry, url: &str, answer: String, known: String) -> Box<Error> {
+        Box::new(Error::NotFound {
             registry: registry.as_str(),
             what: format!("{} {}", self.library, self.version),
             url: url.to_string(),
             answer,
             site: self.site.clone(),
             known: if known.is_empty() { "none".into() } else { known },
-        }
+        })
     }
 }
 
@@ -215,7 +215,7 @@ fn prepare(client: &http::Client, registries: &Registries, dl: Option<&str>, req
     let files: Vec<(String, Vec<u8>)> =
         select::keep(req.registry, &unpacked.files, &req.filter).into_iter().cloned().collect();
     if files.is_empty() {
-        return Err(Error::NothingKept { file: cand.file.clone(), library: req.library.clone() });
+        return Err(Error::NothingKept { file: cand.file.clone(), library: req.library.clone() }.into());
     }
     let size = bytes.len();
     Ok(Ready { req, cand, hash, verified_by, files, skipped: unpacked.skipped, bytes: size })
@@ -237,7 +237,7 @@ fn verify(req: &Request, cand: &Candidate, bytes: &[u8]) -> Result<(ArtifactHash
     if let Some(h) = &locked
         && !h.matches(bytes)
     {
-        return Err(mismatch(h, "memorix.lock"));
+        return Err(mismatch(h, "memorix.lock").into());
     }
     let accepted: Vec<ArtifactHash> = req
         .accepted()
@@ -248,7 +248,7 @@ fn verify(req: &Request, cand: &Candidate, bytes: &[u8]) -> Result<(ArtifactHash
     if let Some(first) = accepted.first() {
         return match accepted.iter().find(|h| h.matches(bytes)) {
             Some(h) => Ok((h.clone(), req.pin_file.clone())),
-            None => Err(mismatch(first, &req.pin_file)),
+            None => Err(mismatch(first, &req.pin_file).into()),
         };
     }
     if let Some(h) = locked {
@@ -258,7 +258,7 @@ fn verify(req: &Request, cand: &Candidate, bytes: &[u8]) -> Result<(ArtifactHash
         Some(h) if h.matches(bytes) => {
             Ok((h.clone(), format!("{} (trusted on first use)", req.registry.as_str())))
         }
-        Some(h) => Err(mismatch(h, &format!("the hash {} publishes", req.registry.as_str()))),
+        Some(h) => Err(mismatch(h, &format!("the hash {} publishes", req.registry.as_str())).into()),
         None => {
             Ok((ArtifactHash::sha256_of(bytes), format!("{} (trusted on first use)", req.registry.as_str())))
         }
@@ -287,7 +287,8 @@ fn stage(writer: &Writer, ready: Ready) -> Result<Staged> {
             artifact: ready.cand.file.clone(),
             expected: expected.to_string(),
             actual: tree.to_string(),
-        });
+        }
+        .into());
     }
     Ok(Staged { ready, dir, tree })
 }

@@ -74,7 +74,7 @@ fn read_user_config() -> UserConfig {
 /// A registry URL, checked to be http(s), with a trailing `/`.
 fn base_url(what: &'static str, url: String) -> Result<String> {
     if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(Error::BadRegistryUrl { what, url });
+        return Err(Error::BadRegistryUrl { what, url }.into());
     }
     Ok(if url.ends_with('/') { url } else { format!("{url}/") })
 }

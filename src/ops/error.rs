@@ -58,7 +58,7 @@ pub enum Error {
 
     #[error(transparent)]
     #[diagnostic(transparent)]
-    Fetch(#[from] crate::fetch::Error),
+    Fetch(#[from] Box<crate::fetch::Error>),
 
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -200,6 +200,12 @@ fn mount_choices(suggestion: &Option<String>, known: &[String]) -> String {
     }
 }
 
+impl From<crate::fetch::Error> for Error {
+    fn from(e: crate::fetch::Error) -> Error {
+        Error::Fetch(Box::new(e))
+    }
+}
+
 impl Error {
     /// Exit code 2 for every error but a fetched object whose hash does not match (1, a check
     /// that failed, DESIGN.md §6); other checks that fail exit 1 without an error.
@@ -218,7 +224,7 @@ impl Error {
 #[error("{resolve}")]
 pub struct Unfetched {
     pub resolve: crate::resolve::Error,
-    pub fetch: crate::fetch::Error,
+    pub fetch: Box<crate::fetch::Error>,
 }
 
 impl Diagnostic for Unfetched {

@@ -21,7 +21,7 @@ use crate::store::{Store, Writer};
 #[derive(Debug, Default)]
 pub struct Fetching {
     pub fetched: Vec<Fetched>,
-    pub failure: Option<fetch::Error>,
+    pub failure: Option<Box<fetch::Error>>,
 }
 
 impl Fetching {
@@ -70,7 +70,7 @@ pub(crate) fn fetch_pinned(
             registry: first.registry.as_str(),
             why,
         };
-        return Ok(Fetching { fetched: Vec::new(), failure: Some(failure) });
+        return Ok(Fetching { fetched: Vec::new(), failure: Some(Box::new(failure)) });
     }
     match fetch::fetch_all(writer, &Registries::load()?, requests, progress) {
         Ok(fetched) => Ok(Fetching { fetched, failure: None }),
