@@ -103,8 +103,9 @@ fn npm_entries(registry: Registry, files: &[(String, Vec<u8>)]) -> Vec<String> {
     if registry != Registry::Npm {
         return Vec::new();
     }
-    let Some((_, manifest)) = files.iter().find(|(p, _)| p == "package.json") else { return Vec::new() };
-    let Ok(json) = serde_json::from_slice::<serde_json::Value>(manifest) else { return Vec::new() };
+    let manifest = files.iter().find(|(p, _)| p == "package.json");
+    let json = manifest.and_then(|(_, m)| serde_json::from_slice::<serde_json::Value>(m).ok());
+    let json = json.unwrap_or_default();
     let mut out = Vec::new();
     let mut add = |v: &serde_json::Value| {
         if let Some(s) = v.as_str() {
@@ -128,6 +129,7 @@ fn npm_entries(registry: Registry, files: &[(String, Vec<u8>)]) -> Vec<String> {
         }
     }
     if out.is_empty() {
+        // npm's own default entry.
         out.push("index.js".into());
     }
     out
