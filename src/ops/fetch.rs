@@ -113,7 +113,8 @@ fn wanted(
     let mut out: Vec<Request> = Vec::new();
     for mount in &m.mounts {
         for (i, loc) in mount.select.iter().enumerate() {
-            if loc.selector != Some(Selector::Pin) {
+            // The project's own `[sources]` provide what they feed; the registry does not.
+            if loc.selector != Some(Selector::Pin) || m.sources_feeding(loc).next().is_some() {
                 continue;
             }
             let Ok(pin) = pins.pin(mount, loc) else { continue };

@@ -62,9 +62,10 @@ pub(crate) fn lock_with(
             (merged, Some(text), true)
         }
     };
+    // The project's own sources first: a version they hold is never fetched.
+    let sources = ingest_sources(&project.manifest, writer, progress)?;
     let mut fetching = super::fetch::fetch_pinned(project, writer, offline, progress)?;
     let fetched_docs = std::mem::take(&mut fetching.fetched);
-    let sources = ingest_sources(&project.manifest, writer, progress)?;
     let resolution =
         match resolve::resolve(&project.manifest, writer.store, previous.as_ref(), refresh, sources) {
             Err(e) if e.missing_object().is_some() => {
