@@ -150,8 +150,9 @@ fn locked_entry<'l>(
     same.then_some(entry)
 }
 
-/// Whether the Store lacks the docs a `@pin` needs: the lock's tree, or else any version the
-/// mount's `match` accepts.
+/// Whether the Store lacks the docs a `@pin` needs and a fetch can give them: the lock's tree
+/// when the lock says it was fetched (a lock entry without `fetched` came from a hand ingest,
+/// which only a substituter gives back), or else any version the mount's `match` accepts.
 fn lacks(
     store: &Store,
     mount: &MountDecl,
@@ -160,7 +161,7 @@ fn lacks(
     entry: Option<&LockedLocator>,
 ) -> bool {
     if let Some(e) = entry {
-        return e.kind == EntryKind::Tree && !store.has_tree(&e.id);
+        return e.fetched.is_some() && e.kind == EntryKind::Tree && !store.has_tree(&e.id);
     }
     let scheme = Some(pin.ecosystem.scheme());
     store.locate_version(loc, Some(&pin.library), &pin.docs_version, mount.policy(), scheme).is_err()
