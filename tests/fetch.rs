@@ -352,3 +352,53 @@ fn live_registries_serve_the_pinned_hashes() {
         eprintln!("  {}", fetched_line(&env, lib).replace('\n', " "));
     }
 }
+
+#[test]
+fn explain_names_the_artifact() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    run(&env, &reg, &["build"]).ok();
+    let out = env.run(&["explain", ".memory/libs/matchit/README.md"]).ok();
+    assert!(
+        out.stdout.contains("  fetched matchit-0.9.2.crate from crates-io (sha256:8863b587"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn update_follows_a_moved_pin_to_a_newly_fetched_version() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    // Pin matchit 0.8.4 first (its real checksum), then move to the lockfile's 0.9.2.
+    let real = fs::read_to_string(env.project.join("Cargo.lock")).unwrap();
+    let old = real
+        .replace("name = \"matchit\"\nversion = \"0.9.2\"", "name = \"matchit\"\nversion = \"0.8.4\"")
+        .replace(
+            "8863b587001c1b9a8a4e36008cebc6b3612cb1226fe2de94858e06092687b608",
+            "47e1ffaa40ddd1f3ed91f717a33c8c0ee23fff369e3aa8772b9605cc1d22f4c3",
+        );
+    env.write("Cargo.lock", &old);
+    let out = run(&env, &reg, &["build"]).ok();
+    assert!(out.stdout.contains("Fetched matchit 0.8.4"), "{}", out.stdout);
+    env.write("Cargo.lock", &real);
+    let out = run(&env, &reg, &["update"]).ok();
+    assert!(out.stdout.contains("Fetched matchit 0.9.2"), "{}", out.stdout);
+    assert!(fetched_line(&env, "matchit").contains("matchit-0.9.2.crate"));
+    let versions = env.run(&["versions", "docs/matchit/"]).ok().stdout;
+    assert!(versions.contains("0.8.4") && versions.contains("0.9.2"), "{versions}");
+}
+
+#[test]
+fn a_clone_whose_docs_view_differs_from_the_lock_is_refused_by_tree_id() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    run(&env, &reg, &["build"]).ok();
+    let fresh = TestEnv::new();
+    copy_project(&env.project, &fresh.project);
+    let extra = "\n[fetch.matchit]\nexclude = [\"examples/**\"]\n";
+    fresh.write("memorix.toml", &format!("{}{extra}", manifest("Cargo.lock", &["matchit"], "")));
+    let out = run(&fresh, &reg, &["build", "--locked"]).expect(1);
+    assert!(out.stderr.contains("memorix::fetch::tree_mismatch"), "{}", out.stderr);
+    assert!(!fresh.project.join(".memory").exists());
+}
