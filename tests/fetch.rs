@@ -402,3 +402,18 @@ fn a_clone_whose_docs_view_differs_from_the_lock_is_refused_by_tree_id() {
     assert!(out.stderr.contains("memorix::fetch::tree_mismatch"), "{}", out.stderr);
     assert!(!fresh.project.join(".memory").exists());
 }
+
+#[test]
+fn a_version_the_registry_does_not_know_keeps_the_resolve_error_with_its_answer() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let real = fs::read_to_string(env.project.join("Cargo.lock")).unwrap();
+    env.write(
+        "Cargo.lock",
+        &real.replace("name = \"matchit\"\nversion = \"0.9.2\"", "name = \"matchit\"\nversion = \"0.9.99\""),
+    );
+    let out = run(&env, &reg, &["build"]).expect(2);
+    assert!(out.stderr.contains("memorix::resolve::no_versions"), "{}", out.stderr);
+    assert!(out.stderr.contains("crates-io has no matchit 0.9.99"), "{}", out.stderr);
+    assert!(out.stderr.contains("0.9.2"), "the versions the registry knows: {}", out.stderr);
+}
