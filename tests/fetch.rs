@@ -417,3 +417,20 @@ fn a_version_the_registry_does_not_know_keeps_the_resolve_error_with_its_answer(
     assert!(out.stderr.contains("crates-io has no matchit 0.9.99"), "{}", out.stderr);
     assert!(out.stderr.contains("0.9.2"), "the versions the registry knows: {}", out.stderr);
 }
+
+#[test]
+fn a_pep_503_html_index_serves_as_well() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/flask/HEAD/uv.lock", "uv.lock", &["click"]) else { return };
+    let mut cmd = env.command();
+    for (k, v) in reg.env() {
+        cmd.env(k, v);
+    }
+    cmd.env("MEMORIX_PYPI_INDEX", format!("http://127.0.0.1:{}/pypi-html/simple/", reg.port));
+    let out = env.run_cmd(cmd.args(["build"])).ok();
+    assert!(out.stdout.contains("Fetched click 8.3.2 from pypi (click-8.3.2.tar.gz"), "{}", out.stdout);
+    assert!(
+        fetched_line(&env, "click")
+            .contains("sha256:14162b8b3b3550a7d479eafa77dfd3c38d9dc8951f6f69c78913a8f9a7540fd5")
+    );
+}

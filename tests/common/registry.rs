@@ -93,6 +93,23 @@ fn handle(mut conn: TcpStream, root: &Path, port: u16, tamper: Option<&str>) {
     let _ = conn.write_all(head.as_bytes()).and_then(|_| conn.write_all(&body));
 }
 
+/// A PEP 503 page for a PEP 691 document: `<a href="../../../pypi/host/...#sha256=HEX">FILE</a>`.
+fn simple_html(json: &[u8]) -> Vec<u8> {
+    let doc: serde_json::Value = serde_json::from_slice(json).unwrap();
+    let mut html = String::from("<!DOCTYPE html>\n<html><body>\n");
+    for f in doc["files"].as_array().unwrap() {
+        let url =
+            f["url"].as_str().unwrap().replace("https://files.pythonhosted.org/", "../../../pypi/host/");
+        let sha = f["hashes"]["sha256"].as_str().unwrap_or_default();
+        html.push_str(&format!(
+            "<a href=\"{url}#sha256={sha}\">{}</a><br/>\n",
+            f["filename"].as_str().unwrap()
+        ));
+    }
+    html.push_str("</body></html>\n");
+    html.into_bytes()
+}
+
 /// The registry protocols, mapped onto the corpus's folders.
 fn route(root: &Path, port: u16, path: &str) -> (&'static str, &'static str, Vec<u8>) {
     let base = format!("http://127.0.0.1:{port}");
@@ -110,6 +127,12 @@ fn route(root: &Path, port: u16, path: &str) -> (&'static str, &'static str, Vec
                 let text = text.replace("https://files.pythonhosted.org/", &format!("{base}/pypi/host/"));
                 (text.into_bytes(), "application/vnd.pypi.simple.v1+json")
             })
+        }
+        // PEP 503: the same project pages in HTML, links relative to the page, as older
+        // indexes and mirrors serve them.
+        p if p.starts_with("/pypi-html/simple/") => {
+            let name = p["/pypi-html/simple/".len()..].trim_end_matches('/');
+            file(root.join(format!("pypi/simple/{name}.json"))).map(|b| (simple_html(&b), "text/html"))
         }
         p if p.starts_with("/pypi/host/") => {
             let name = p.rsplit('/').next().unwrap();
