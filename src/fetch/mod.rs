@@ -149,6 +149,9 @@ pub struct Fetched {
     pub bytes: usize,
 }
 
+/// How many artifacts are downloaded at once.
+const PARALLEL: usize = 8;
+
 /// Downloaded, verified and cut to the docs view; not yet in the Store.
 struct Ready {
     req: Request,
@@ -177,20 +180,26 @@ pub fn fetch_all(
         false => None,
     };
     let task = progress.start("fetching", requests.len() as u64);
-    let ready: Vec<Result<Ready>> = std::thread::scope(|s| {
-        let handles: Vec<_> = requests
-            .into_iter()
-            .map(|req| {
-                let (client, dl, task) = (&client, dl.as_deref(), &task);
-                s.spawn(move || {
-                    let r = prepare(client, registries, dl, req);
-                    task.advance(1);
-                    r
+    // A few downloads at once: enough to hide latency, few enough to be polite to a registry.
+    let mut ready: Vec<Result<Ready>> = Vec::with_capacity(requests.len());
+    let mut requests = requests.into_iter().peekable();
+    while requests.peek().is_some() {
+        let batch: Vec<Request> = requests.by_ref().take(PARALLEL).collect();
+        ready.extend(std::thread::scope(|s| {
+            let handles: Vec<_> = batch
+                .into_iter()
+                .map(|req| {
+                    let (client, dl, task) = (&client, dl.as_deref(), &task);
+                    s.spawn(move || {
+                        let r = prepare(client, registries, dl, req);
+                        task.advance(1);
+                        r
+                    })
                 })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("a fetch thread does not panic")).collect()
-    });
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("a fetch thread does not panic")).collect::<Vec<_>>()
+        }));
+    }
     drop(task);
     let ready = ready.into_iter().collect::<Result<Vec<_>>>()?;
     let staged = ready.into_iter().map(|r| stage(writer, r)).collect::<Result<Vec<_>>>()?;
