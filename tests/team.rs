@@ -221,14 +221,6 @@ fn status_lock_check_and_build_locked_agree_on_every_change() {
     assert!(check.contains("requirements.txt now pins httpx 0.28.2"), "{check}");
 }
 
-fn ingest(env: &TestEnv, dest: &str, files: &[(&str, &str)]) {
-    let dir = env.root.join("src").join(dest.replace('/', "_"));
-    for (p, c) in files {
-        common::write_file(&dir.join(p), c.as_bytes());
-    }
-    env.run(&["ingest", dest, dir.to_str().unwrap()]).ok();
-}
-
 /// Runs memorix with stdout and stderr on one pipe that closes after the first line.
 fn first_line_then_close(env: &TestEnv, args: &[&str]) -> (i32, String) {
     use std::io::BufRead;
@@ -244,15 +236,15 @@ fn first_line_then_close(env: &TestEnv, args: &[&str]) -> (i32, String) {
 #[test]
 fn one_conflicting_ingest_is_that_mounts_error_and_status_still_reports() {
     let env = TestEnv::new();
-    ingest(&env, "rules/a/", &[("style.md", "a\n")]);
-    ingest(&env, "rules/b/", &[("other.md", "b\n")]);
+    env.ingest("rules/a/", &[("style.md", "a\n")]);
+    env.ingest("rules/b/", &[("other.md", "b\n")]);
     env.write(
         "memorix.toml",
         "[mounts.keep]\nselect = [\"rules/a/\"]\n\n[mounts.style]\nselect = [\"rules/a/\", \"rules/b/\"]\n",
     );
     env.run(&["build"]).ok();
     // Someone ingests a second style.md into the shared Store.
-    ingest(&env, "rules/b/", &[("style.md", "b\n")]);
+    env.ingest("rules/b/", &[("style.md", "b\n")]);
     let out = env.run(&["status"]).ok().stdout;
     assert!(out.starts_with("keep: fresh\nstyle: error: two files claim `style/style.md`"), "{out}");
     env.run(&["status", "--check"]).ok();
@@ -274,10 +266,10 @@ fn one_conflicting_ingest_is_that_mounts_error_and_status_still_reports() {
 #[test]
 fn status_reports_what_memory_shows_and_build_says_what_it_repaired() {
     let env = TestEnv::new();
-    ingest(&env, "rules/a/", &[("style.md", "a\n")]);
+    env.ingest("rules/a/", &[("style.md", "a\n")]);
     env.write("memorix.toml", "[mounts.a]\nselect = [\"rules/a/\"]\n");
     env.run(&["build"]).ok();
-    ingest(&env, "rules/a/", &[("new.md", "new\n")]);
+    env.ingest("rules/a/", &[("new.md", "new\n")]);
     env.run(&["update"]).ok();
     let status = || env.run(&["status"]).ok().stdout;
     assert_eq!(status(), "a: fresh\n");
@@ -316,6 +308,12 @@ fn status_reports_what_memory_shows_and_build_says_what_it_repaired() {
         "{built}"
     );
     assert_eq!(fs::read_to_string(&file).unwrap(), "a\n");
+    // An edit in place changes no directory; the build still sees it.
+    common::make_writable(&file);
+    fs::write(&file, "b\n").unwrap();
+    let built = env.run(&["build"]).ok().stdout;
+    assert!(built.starts_with("Restored 1 file edited in .memory/: a/style.md\n"), "{built}");
+    assert_eq!(fs::read_to_string(&file).unwrap(), "a\n");
 
     fs::remove_dir_all(env.project.join(".memory")).unwrap();
     assert!(status().ends_with("    deleted: all 5 of its files are missing\n"), "{}", status());
@@ -335,7 +333,7 @@ fn status_reports_what_memory_shows_and_build_says_what_it_repaired() {
 #[test]
 fn purge_reaches_every_delivery_and_the_next_build_removes_it() {
     let env = TestEnv::new();
-    ingest(&env, "rules/a/", &[("style.md", "a\n"), ("secret.md", "API_KEY=sk-live-42\n")]);
+    env.ingest("rules/a/", &[("style.md", "a\n"), ("secret.md", "API_KEY=sk-live-42\n")]);
     env.write("memorix.toml", "[mounts.a]\nselect = [\"rules/a/\"]\n");
     env.run(&["build"]).ok();
     env.run(&["purge", "rules/a/secret.md", "--yes"]).ok();

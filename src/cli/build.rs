@@ -23,11 +23,18 @@ pub struct Args {
     #[arg(long)]
     frozen: bool,
 
+    /// Say what the build would change (the lock, the memory directory) and write nothing
+    #[arg(long, conflicts_with_all = ["locked", "frozen"])]
+    dry_run: bool,
+
     #[command(flatten)]
     net: super::Offline,
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
+    if args.dry_run {
+        return super::status::dry_run(ctx, args.net.offline, true);
+    }
     let cwd = &ctx.cwd;
     let req = BuildRequest {
         locked: args.locked || args.frozen,

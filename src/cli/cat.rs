@@ -1,7 +1,7 @@
 use super::{Context, render};
 use crate::model::Locator;
 use crate::ops::cat::cat;
-use crate::ops::error::Result;
+use crate::ops::error::{Error, Result};
 
 /// Print a file's content exactly as it was ingested.
 ///
@@ -14,6 +14,13 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
+    if ctx.json {
+        return Err(Error::NoJson {
+            command: "cat",
+            prints: "a file's bytes as they are",
+            instead: "drop --json; `memorix --json ls LOCATOR` gives the file's id and size",
+        });
+    }
     let locator = Locator::parse(&args.locator)?;
     render::copy(&mut cat(&ctx.store, &locator)?)?;
     Ok(0)

@@ -1,5 +1,5 @@
 use super::{Context, render};
-use crate::ops::error::Result;
+use crate::ops::error::{Error, Result};
 use crate::ops::graph::{Format, graph};
 
 /// Print the manifest's dependency graph (sources -> locators -> mounts -> environment)
@@ -21,6 +21,13 @@ enum GraphFormat {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
+    if ctx.json {
+        return Err(Error::NoJson {
+            command: "graph",
+            prints: "a graph in a drawing language",
+            instead: "drop --json and choose the language with --format dot|mermaid; `memorix --json status` lists the mounts",
+        });
+    }
     let cwd = &ctx.cwd;
     let format = match args.format {
         GraphFormat::Dot => Format::Dot,

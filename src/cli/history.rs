@@ -68,10 +68,15 @@ pub struct CheckoutArgs {
 pub fn checkout(ctx: &Context, args: CheckoutArgs) -> Result<u8> {
     let cwd = &ctx.cwd;
     let (id, files) = history::checkout(cwd, &ctx.store, &args.env, &args.dir)?;
+    if ctx.json {
+        render::json(&serde_json::json!({ "environment": id, "dir": args.dir, "files": files }))?;
+        return Ok(0);
+    }
     render::text(&format!(
-        "Checked out environment {} into {}: {files} files\n",
+        "Checked out environment {} into {}: {}\n",
         id.short(),
-        args.dir.display()
+        args.dir.display(),
+        render::count(files, "file")
     ))?;
     Ok(0)
 }

@@ -1,7 +1,7 @@
 use super::Context;
 use super::render::{self, Text};
 use crate::ops::error::Result;
-use crate::ops::lock::{check, lock};
+use crate::ops::lock::{Healed, check, lock};
 
 /// Resolve memorix.toml into memorix.lock
 ///
@@ -22,11 +22,18 @@ pub struct Args {
     #[arg(long)]
     check: bool,
 
+    /// Say which mounts would be resolved afresh and write nothing
+    #[arg(long, conflicts_with = "check")]
+    dry_run: bool,
+
     #[command(flatten)]
     net: super::Offline,
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
+    if args.dry_run {
+        return super::status::dry_run(ctx, args.net.offline, false);
+    }
     let cwd = &ctx.cwd;
     if args.check {
         let report = check(cwd, &ctx.store, args.net.offline, &ctx.progress)?;
@@ -51,8 +58,12 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     }
     let mut s = Text::default();
     super::fetch::lines(&mut s, &outcome.fetched);
-    if outcome.healed {
-        s.line(format_args!("Healed merge-conflict markers in memorix.lock"));
+    match &outcome.healed {
+        Some(Healed::Conflict) => s.line(format_args!("Healed merge-conflict markers in memorix.lock")),
+        Some(Healed::Corrupt(why)) => {
+            s.line(format_args!("Replaced an invalid lock ({why}): every mount resolved afresh"))
+        }
+        None => {}
     }
     match (outcome.written, outcome.resolved.is_empty()) {
         (false, _) => s.line(format_args!("memorix.lock is up to date")),

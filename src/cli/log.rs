@@ -17,13 +17,18 @@ pub struct Args {
     /// List every changed file (default: the first 10 per generation)
     #[arg(long)]
     full: bool,
+
+    /// Show only the newest N generations
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    max_count: Option<usize>,
 }
 
 const SHOWN: usize = 10;
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let filter = args.filter.as_deref().map(Locator::parse_place).transpose()?;
-    let entries = log(&ctx.store, filter.as_ref())?;
+    let mut entries = log(&ctx.store, filter.as_ref())?;
+    entries.truncate(args.max_count.unwrap_or(usize::MAX));
     if ctx.json {
         render::json(&entries)?;
         return Ok(0);

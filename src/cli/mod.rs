@@ -157,11 +157,12 @@ pub fn run() -> ExitCode {
         )
     }))
     .expect("the report hook is set once");
+    let json = cli.json;
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             let code = err.exit_code();
-            render::error(err);
+            render::error(err, json);
             ExitCode::from(code)
         }
     }

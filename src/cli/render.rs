@@ -84,16 +84,25 @@ pub fn warn(message: impl fmt::Display) {
 }
 
 /// An error as miette renders it, on stderr.
-pub fn error(err: Error) {
+pub fn error(err: Error, json: bool) {
+    if json {
+        // Under --json a program reads stderr too: one JSON object, miette's own encoding
+        // (message, code, help, causes, labels with their spans and file).
+        let mut out = String::new();
+        if miette::JSONReportHandler::new().render_report(&mut out, &err).is_ok() {
+            let _ = writeln!(io::stderr().lock(), "{out}");
+            return;
+        }
+    }
     let _ = writeln!(io::stderr().lock(), "{:?}", miette::Report::new(err));
 }
 
-/// `rules@g3 (sha256:0123456789ab)`
 /// "1 file", "2 files": counts in sentences read as English.
 pub fn count(n: usize, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
+/// `rules@g3 (sha256:0123456789ab)`
 pub fn generation(g: &GenSummary) -> String {
     format!("{}@g{} ({})", g.kind, g.seq, g.id.short())
 }

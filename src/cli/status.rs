@@ -83,6 +83,51 @@ pub fn describe(st: &Status) -> Text {
     s
 }
 
+/// What `build` (with `deliver`) or `lock` would change, from the same report: `--dry-run`.
+pub fn dry_run(ctx: &Context, offline: bool, deliver: bool) -> Result<u8> {
+    let st = status(&ctx.cwd, &ctx.store, None, offline, &ctx.progress)?;
+    if ctx.json {
+        render::json(&st)?;
+        return Ok(0);
+    }
+    let mut s = Text::default();
+    let relock: Vec<_> =
+        st.mounts.iter().filter(|m| matches!(m.state, MountState::Stale | MountState::Unlocked)).collect();
+    if let Some(p) = &st.lock_problem {
+        s.line(format_args!("Would write memorix.lock: {p}"));
+    } else if !st.fresh || !relock.is_empty() {
+        s.line("Would write memorix.lock");
+    }
+    for m in &relock {
+        s.line(format_args!(
+            "  resolve {} afresh: {} added, {} modified, {} removed",
+            m.mount,
+            render::count(m.added.len(), "file"),
+            m.modified.len(),
+            m.removed.len()
+        ));
+    }
+    for m in st.mounts.iter().filter(|m| m.state == MountState::Error) {
+        s.line(format_args!("  {} cannot resolve: {}", m.mount, m.why.as_deref().unwrap_or_default()));
+    }
+    if deliver && !st.delivery.ok() {
+        let mut repairs = Text::default();
+        delivery(&mut repairs, &st.delivery);
+        s.push(&*repairs);
+    } else if deliver && !s.is_empty() {
+        s.line(format_args!("Would activate the new environment in {}/", st.delivery.memory));
+    }
+    if s.is_empty() {
+        s.line(if deliver {
+            "Nothing to do: memorix.lock holds and .memory/ shows it"
+        } else {
+            "memorix.lock is up to date"
+        });
+    }
+    render::text(&s)?;
+    Ok(0)
+}
+
 /// What `.memory/` shows, when `memorix build` has something to repair (silent when it shows
 /// the lock's environment as delivered).
 fn delivery(s: &mut Text, d: &DeliveryState) {

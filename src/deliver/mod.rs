@@ -14,6 +14,7 @@ use miette::Diagnostic;
 use crate::diagnostics::{FromIo, IoError};
 use crate::manifest::{Delivery as Mode, Manifest};
 use crate::model::Id;
+use crate::progress::Progress;
 use crate::store::blob::hash_file;
 use crate::store::checkout::{Dirs, exchange, fill_tree, remove_readonly_tree};
 use crate::store::derivation::Provenance;
@@ -328,13 +329,15 @@ pub fn activate(
     delivery: &Delivery,
     mode: Mode,
     previous: Option<&ActivationRecord>,
+    progress: &dyn Progress,
 ) -> Result<Placed> {
     let recorded = ActivationRecord::load(state_dir);
     check_ours(memory, recorded.as_ref())?;
     let tmp = state_dir.join("tmp");
     fsutil::create_dir(&tmp)?;
     let stage = Stage::create(tmp.join("stage"))?;
-    let Staged { files, reused, purged } = fill_stage(store, &stage.0, memory, delivery, mode, previous)?;
+    let Staged { files, reused, purged } =
+        fill_stage(store, &stage.0, memory, delivery, mode, previous, progress)?;
     if let Some(parent) = memory.parent() {
         fsutil::create_dir(parent)?;
     }
@@ -433,6 +436,7 @@ fn fill_stage(
     delivery: &Delivery,
     mode: Mode,
     previous: Option<&ActivationRecord>,
+    progress: &dyn Progress,
 ) -> Result<Staged> {
     let tmp = stage.parent().expect("the stage lies in tmp/");
     for (name, text) in delivery.generated(store)? {
@@ -442,7 +446,9 @@ fn fill_stage(
     // Content `memorix purge` erased is gone from the Store; its files are left out.
     let (purged, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, b)| store.purged(b).is_some());
     let reused = std::sync::atomic::AtomicUsize::new(0);
+    let bar = progress.start("placing", files.len() as u64);
     fill_tree(stage, &files, Dirs::Writable, &|blob, dest| {
+        bar.advance(1);
         let rel = dest.strip_prefix(stage).expect("staged below the stage").to_string_lossy();
         let unchanged = previous.is_some_and(|p| {
             p.files.get(rel.as_ref()).is_some_and(|f| f.blob == Some(*blob)) && p.unchanged(memory, &rel)

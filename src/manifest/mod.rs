@@ -112,6 +112,8 @@ pub struct MountDecl {
     pub library: Option<String>,
     /// Chooses among several pinned versions of the library.
     pub version: Option<String>,
+    /// Where each `select` entry is written, `memorix.toml:7`, for errors found later.
+    pub select_at: Vec<String>,
     filter: Filter,
 }
 
@@ -255,6 +257,11 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The 1-based line of a byte offset.
+    fn line(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())].matches('\n').count() + 1
+    }
+
     fn err(
         &self,
         span: Option<Range<usize>>,
@@ -263,7 +270,7 @@ impl Ctx<'_> {
         label: &str,
         help: Option<String>,
     ) -> Error {
-        let line = span.as_ref().map(|s| self.text[..s.start.min(self.text.len())].matches('\n').count() + 1);
+        let line = span.as_ref().map(|s| self.line(s.start));
         let message = match line {
             Some(l) => format!("{}:{l}: {message}", self.name),
             None => format!("{}: {message}", self.name),
@@ -586,8 +593,17 @@ impl Parser<'_> {
             match_policy: m.match_policy,
             library: m.library.clone(),
             version: m.version.clone(),
+            select_at: (0..m.select.len()).map(|i| self.place_of(&["mounts", name, "select"], i)).collect(),
             filter,
         })
+    }
+
+    /// `memorix.toml:LINE` of an array element (the file alone when its span is unknown).
+    fn place_of(&self, path: &[&str], i: usize) -> String {
+        match self.spans.element(path, i) {
+            Some(s) => format!("{}:{}", self.ctx.name, self.ctx.line(s.start)),
+            None => self.ctx.name.to_string(),
+        }
     }
 
     /// A mount's `select[i]`; an error points inside the string at the character blamed.

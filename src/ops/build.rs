@@ -75,6 +75,7 @@ pub(crate) fn activate_with_reuse(
     project: &Project,
     delivery: &Delivery,
     shown: Option<Id>,
+    progress: &dyn Progress,
 ) -> Result<deliver::Placed> {
     let m = &project.manifest;
     let previous = ActivationRecord::load(&project.state_dir)
@@ -86,6 +87,7 @@ pub(crate) fn activate_with_reuse(
         delivery,
         m.delivery,
         previous.as_ref(),
+        progress,
     )?)
 }
 
@@ -173,7 +175,7 @@ pub fn build(
     writer.sync()?;
     crate::fault::point("build.synced");
     let mut profile = Profile::load(&project.state_dir)?;
-    outcome.activated = activate(&store, &project, &mut profile, &resolution, env_id)?;
+    outcome.activated = activate(&store, &project, &mut profile, &resolution, env_id, progress)?;
     if outcome.artifact_failures.is_empty() {
         write_stamp(&project, &stamp, env_id, profile.current)?;
     }
@@ -288,6 +290,7 @@ fn activate(
     profile: &mut Profile,
     resolution: &Resolution,
     env_id: Id,
+    progress: &dyn Progress,
 ) -> Result<Option<Activated>> {
     let m = &project.manifest;
     let memory = m.memory_dir();
@@ -310,7 +313,7 @@ fn activate(
     };
     let delivery =
         Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, generation);
-    let placed = activate_with_reuse(store, project, &delivery, shown)?;
+    let placed = activate_with_reuse(store, project, &delivery, shown, progress)?;
     profile.save(&project.state_dir)?;
     crate::fault::point("profile.saved");
     Ok(Some(Activated {
@@ -358,16 +361,14 @@ fn stamped(project: &Project, stamp: &str, memory: &Path) -> Option<(Id, u64)> {
 
 /// Records this build's inputs with the lock as it left it (a hand-edited lock makes the next
 /// build look) and the stat of each delivered directory (a file added, removed or renamed
-/// changes it) and of INDEX.md.
+/// changes it) and file (one edited in place changes only its own).
 fn write_stamp(project: &Project, stamp: &str, env_id: Id, generation: Option<u64>) -> Result<()> {
     let record = ActivationRecord::load(&project.state_dir).filter(|r| r.environment == Some(env_id));
     let (Some(record), Some(generation)) = (record, generation) else { return Ok(()) };
     let mut text = stamp_text(stamp, &std::fs::read(&project.lock_path).unwrap_or_default());
     text.push_str(&format!("{env_id} {generation}\n"));
-    let index = record.files.get(deliver::INDEX).map(|p| (p.mtime_ns, p.ino));
-    for (path, (mtime, ino)) in
-        record.dirs.iter().map(|(d, s)| (d.as_str(), *s)).chain(index.map(|s| (deliver::INDEX, s)))
-    {
+    let files = record.files.iter().map(|(f, p)| (f.as_str(), (p.mtime_ns, p.ino)));
+    for (path, (mtime, ino)) in record.dirs.iter().map(|(d, s)| (d.as_str(), *s)).chain(files) {
         text.push_str(&format!("{mtime} {ino} {path}\n"));
     }
     Ok(fsutil::write_atomic(&project.state_dir, &project.state_dir.join(STAMP), text.as_bytes())?)
@@ -378,25 +379,29 @@ pub(crate) const STAMP: &str = "build-stamp";
 /// `saved` (`.memorix/build-stamp`) against this build's inputs and `memory`'s directories:
 /// the environment and generation it shows when nothing changed.
 fn fresh_stamp(saved: &str, inputs: &str, memory: &Path) -> Option<(Id, u64)> {
-    use std::os::unix::fs::MetadataExt;
+    use rayon::prelude::*;
+    use rustix::fs::{AtFlags, CWD, Mode, OFlags};
     let rest = saved.strip_prefix(inputs)?;
-    let mut lines = rest.lines();
-    let (env, generation) = lines.next()?.split_once(' ')?;
-    let mut dirs = 0;
-    for line in lines {
+    let (head, entries) = rest.split_once('\n')?;
+    let (env, generation) = head.split_once(' ')?;
+    // Paths are stat'ed relative to the memory directory, in parallel: a no-op build of a
+    // large environment is mostly these calls.
+    let dir =
+        rustix::fs::openat(CWD, memory, OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+            .ok()?;
+    let holds = |line: &str| -> Option<()> {
         let mut parts = line.splitn(3, ' ');
-        let (mtime, ino, dir) = (
+        let (mtime, ino, rel) = (
             parts.next()?.parse::<i64>().ok()?,
             parts.next()?.parse::<u64>().ok()?,
             parts.next().unwrap_or(""),
         );
-        let m = std::fs::symlink_metadata(memory.join(dir)).ok()?;
-        if (m.mtime() * 1_000_000_000 + m.mtime_nsec(), m.ino()) != (mtime, ino) {
-            return None;
-        }
-        dirs += 1;
-    }
-    (dirs > 0).then_some(())?;
+        let rel = if rel.is_empty() { "." } else { rel };
+        let st = rustix::fs::statat(&dir, rel, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        (st.st_mtime * 1_000_000_000 + st.st_mtime_nsec as i64 == mtime && st.st_ino == ino).then_some(())
+    };
+    let lines: Vec<&str> = entries.lines().collect();
+    (!lines.is_empty() && lines.par_iter().all(|l| holds(l).is_some())).then_some(())?;
     Some((env.parse().ok()?, generation.parse().ok()?))
 }
 

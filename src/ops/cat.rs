@@ -12,7 +12,9 @@ pub fn cat(store_root: &Path, locator: &Locator) -> Result<File> {
     let store = Store::open(store_root)?;
     let found = store.locate(locator)?;
     if found.kind == EntryKind::Tree {
-        return Err(Error::IsDirectory { path: locator.place() });
+        let dir = format!("{}/{}", locator.kind, locator.path).trim_end_matches('/').to_string() + "/";
+        let first = store.walk_files(&found.id)?.into_iter().next().map(|(p, _)| format!("{dir}{p}"));
+        return Err(Error::IsDirectory { dir, first });
     }
     Ok(store.open_blob(&found.id)?)
 }

@@ -146,6 +146,17 @@ pub enum Error {
     #[diagnostic(code(memorix::run::nothing), help("memorix run -- CMD [ARGS...]"))]
     NothingToRun,
 
+    #[error("`{program}`: command not found")]
+    #[diagnostic(
+        code(memorix::run::not_found),
+        help("check the spelling, or that it is on PATH (`command -v {program}`)")
+    )]
+    CommandNotFound { program: String },
+
+    #[error("`{program}` cannot be run: permission denied")]
+    #[diagnostic(code(memorix::run::not_executable), help("make it executable (`chmod +x {program}`)"))]
+    CommandNotExecutable { program: String },
+
     #[error("corrupt run record {}: line {line}: {message}", path.display())]
     #[diagnostic(code(memorix::run::corrupt), help("memorix appends to this file; remove the damaged line"))]
     CorruptRunRecord { path: PathBuf, line: usize, message: String },
@@ -188,9 +199,16 @@ pub enum Error {
     #[diagnostic(code(memorix::show::ambiguous_id), help("type more hex digits"))]
     AmbiguousId { prefix: String, candidates: Vec<String> },
 
-    #[error("`{path}` is a directory")]
-    #[diagnostic(code(memorix::resolve::is_directory), help("use `memorix ls {path}/` to list it"))]
-    IsDirectory { path: String },
+    #[error("`memorix {command}` has no --json output: it prints {prints}")]
+    #[diagnostic(code(memorix::cli::no_json), help("{instead}"))]
+    NoJson { command: &'static str, prints: &'static str, instead: &'static str },
+
+    #[error("`{dir}` is a directory; cat prints one file")]
+    #[diagnostic(
+        code(memorix::resolve::is_directory),
+        help("`memorix ls {dir}` lists it{}", first.as_ref().map(|f| format!("; e.g. `memorix cat {f}`")).unwrap_or_default())
+    )]
+    IsDirectory { dir: String, first: Option<String> },
 }
 
 fn mount_choices(suggestion: &Option<String>, known: &[String]) -> String {
@@ -208,11 +226,14 @@ impl From<crate::fetch::Error> for Error {
 
 impl Error {
     /// Exit code 2 for every error but a fetched object whose hash does not match (1, a check
-    /// that failed, DESIGN.md §6); other checks that fail exit 1 without an error.
+    /// that failed, DESIGN.md §6) and a command `run` cannot start (127 and 126, as a shell
+    /// says); other checks that fail exit 1 without an error.
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Remote(e) => e.exit_code(),
             Error::Fetch(e) => e.exit_code(),
+            Error::CommandNotFound { .. } => 127,
+            Error::CommandNotExecutable { .. } => 126,
             _ => 2,
         }
     }

@@ -38,13 +38,13 @@ impl Fetching {
 
 /// Whether a resolve failed because the Store has no acceptable version of a library.
 fn no_version(e: &crate::resolve::Error) -> bool {
+    use crate::resolve::Error as R;
     use crate::store::Error as S;
-    matches!(
-        e,
-        crate::resolve::Error::Store(
-            S::NoVersions { .. } | S::NoAcceptableVersion { .. } | S::EmptyKind { .. }
-        )
-    )
+    match e {
+        R::InMount { inner, .. } => no_version(inner),
+        R::Store(S::NoVersions { .. } | S::NoAcceptableVersion { .. } | S::EmptyKind { .. }) => true,
+        _ => false,
+    }
 }
 
 /// Fetches the pinned docs the Store lacks. A hash or tree that does not match is an error at

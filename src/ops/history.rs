@@ -52,7 +52,11 @@ pub fn run(
         .env("MEMORIX_ENVIRONMENT", binding.environment.to_string())
         .env("MEMORIX_PROFILE_GENERATION", binding.generation.to_string())
         .status()
-        .map_err(Error::io("run", Path::new(program)))?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::CommandNotFound { program: program.clone() },
+            std::io::ErrorKind::PermissionDenied => Error::CommandNotExecutable { program: program.clone() },
+            _ => Error::io("run", Path::new(program))(e),
+        })?;
     let record = RunRecord {
         environment: binding.environment,
         generation: binding.generation,

@@ -23,12 +23,22 @@ pub struct LockOutcome {
     pub written: bool,
     /// Mounts resolved afresh.
     pub resolved: Vec<String>,
-    /// The old lock held git merge-conflict markers.
-    pub healed: bool,
+    /// The old lock held git merge-conflict markers, or was not a valid lock.
+    pub healed: Option<Healed>,
     pub environment: Id,
     /// Pinned docs fetched from their registries first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fetched: Vec<crate::fetch::Fetched>,
+}
+
+/// What was wrong with the lock `memorix lock` replaced.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Healed {
+    /// Git merge-conflict markers: the two sides were merged mount by mount.
+    Conflict,
+    /// Not a valid lock (why): every mount was resolved afresh.
+    Corrupt(String),
 }
 
 pub fn lock(start: &Path, store_root: &Path, offline: bool, progress: &dyn Progress) -> Result<LockOutcome> {
@@ -53,14 +63,16 @@ pub(crate) fn lock_with(
 ) -> Result<(Resolution, LockOutcome)> {
     let fetched = super::remote::substitute(project, writer, offline, progress);
     let (previous, previous_text, healed) = match project.read_lock()? {
-        LockState::Missing => (None, None, false),
-        LockState::Clean(l, t) => (Some(l), Some(t), false),
+        LockState::Missing => (None, None, None),
+        LockState::Clean(l, t) => (Some(l), Some(t), None),
         LockState::Conflicted { text, .. } => {
             let (ours, theirs, _) = lock::conflict_sides(&text).expect("conflicted");
             let parse = |t: &str| Lockfile::parse(t, &project.lock_path).ok();
             let (merged, _) = lock::merge_sides(parse(&ours), parse(&theirs));
-            (merged, Some(text), true)
+            (merged, Some(text), Some(Healed::Conflict))
         }
+        // Nothing in it can be trusted: resolved afresh, as with no lock.
+        LockState::Corrupt(e) => (None, None, Some(Healed::Corrupt(e.to_string()))),
     };
     // The project's own sources first: a version they hold is never fetched.
     let sources = ingest_sources(&project.manifest, writer, progress)?;
@@ -156,6 +168,7 @@ pub(crate) fn check_project(
                 "memorix.lock has git merge-conflict markers (the first at line {line}); run `memorix lock` to heal it"
             ));
         }
+        LockState::Corrupt(e) => return problem(format!("{e}; run `memorix lock` to write it again")),
         LockState::Clean(l, _) => l,
     };
     let store = match Store::open(store_root) {

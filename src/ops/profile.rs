@@ -77,7 +77,7 @@ pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn P
     let delivery =
         Delivery::from_store(&store, binding.environment, Some(&project.manifest), binding.generation)?;
     let shown = deliver::shown_environment(&project.manifest.memory_dir());
-    let placed = activate_with_reuse(&store, &project, &delivery, shown)?;
+    let placed = activate_with_reuse(&store, &project, &delivery, shown, progress)?;
     profile.current = Some(binding.generation);
     profile.save(&project.state_dir)?;
     crate::fault::point("profile.saved");

@@ -50,6 +50,9 @@ pub enum LockState {
         text: String,
         line: usize,
     },
+    /// Not a valid lock (a bad hand edit, a truncated write by another tool): `memorix lock`
+    /// writes it afresh; every other command reports it.
+    Corrupt(crate::lock::Error),
 }
 
 impl Project {
@@ -91,7 +94,11 @@ impl Project {
         if let Some((_, _, line)) = lock::conflict_sides(&text) {
             return Ok(LockState::Conflicted { text, line });
         }
-        Ok(LockState::Clean(Lockfile::parse(&text, &self.lock_path)?, text))
+        match Lockfile::parse(&text, &self.lock_path) {
+            Ok(lock) => Ok(LockState::Clean(lock, text)),
+            Err(e @ crate::lock::Error::Corrupt { .. }) => Ok(LockState::Corrupt(e)),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// What this project needs from the Store, for `gc` to keep: the objects its lock names and

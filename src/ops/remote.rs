@@ -112,6 +112,7 @@ fn clean_lock(project: &Project) -> Result<Lockfile> {
         LockState::Clean(lock, _) => Ok(lock),
         LockState::Missing => Err(Error::LockMissing),
         LockState::Conflicted { line, .. } => Err(Error::LockConflicted { line }),
+        LockState::Corrupt(e) => Err(e.into()),
     }
 }
 

@@ -75,6 +75,7 @@ pub fn status(
         LockState::Conflicted { line, .. } => {
             (None, Some(format!("memorix.lock has merge-conflict markers (line {line}); run `memorix lock`")))
         }
+        LockState::Corrupt(e) => (None, Some(format!("{e}; run `memorix lock` to write it again"))),
     };
     let store = Store::open_or_create(store_root, progress)?;
     let substituted = super::remote::substitute(&project, &store.writer(progress)?, offline, progress)?;

@@ -20,6 +20,11 @@ pub enum Error {
     #[diagnostic(transparent)]
     Pins(#[from] Box<crate::pins::PinError>),
 
+    /// An error resolving one `select` entry, with the mount and line that asked for it.
+    #[error("{at}, mount `{mount}`: {inner}")]
+    #[diagnostic(forward(inner))]
+    InMount { mount: String, at: String, inner: Box<Error> },
+
     #[error("memorix.toml has a dependency cycle: {cycle}")]
     #[diagnostic(
         code(memorix::resolve::cycle),

@@ -259,6 +259,11 @@ pub(crate) fn plan_mount(
     Ok(derivation::plan(trees, mount, selected, &overrides)?)
 }
 
+/// Names the mount and the manifest line of a `select` entry that failed to resolve.
+pub(crate) fn in_mount(mount: &MountDecl, at: &str, e: Error) -> Error {
+    Error::InMount { mount: mount.path.to_string(), at: at.to_string(), inner: Box::new(e) }
+}
+
 /// Evaluates the manifest for writing a lock, given its `[sources]` as the Store now holds
 /// them: keeps each mount of `previous` whose inputs and feeding sources did not change,
 /// resolves the rest against the Store.
@@ -298,7 +303,8 @@ pub fn resolve(
                 let pairs = mount
                     .select
                     .iter()
-                    .map(|l| resolve_fresh(store, &pins, mount, l))
+                    .zip(&mount.select_at)
+                    .map(|(l, at)| resolve_fresh(store, &pins, mount, l).map_err(|e| in_mount(mount, at, e)))
                     .collect::<Result<Vec<_>>>()?;
                 one_version_per_library(mount, &pairs)?;
                 pairs.into_iter().map(|(s, l, _)| (s, l)).unzip()

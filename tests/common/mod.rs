@@ -143,6 +143,16 @@ impl TestEnv {
         }
     }
 
+    /// Writes `files` into a folder kept for `dest` outside the project (adding to what earlier
+    /// calls wrote there) and ingests the folder at `dest`.
+    pub fn ingest(&self, dest: &str, files: &[(&str, &str)]) {
+        let dir = self.root.join("src").join(dest.replace('/', "_"));
+        for (p, c) in files {
+            write_file(&dir.join(p), c.as_bytes());
+        }
+        self.run(&["ingest", dest, dir.to_str().expect("utf-8 path")]).ok();
+    }
+
     /// Writes a file under the project, creating parents.
     pub fn write(&self, rel: &str, content: &str) -> PathBuf {
         write_file(&self.project.join(rel), content.as_bytes())
