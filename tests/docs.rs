@@ -101,8 +101,32 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The registries a page's commands reach: a local one serving the corpus's real artifacts
+/// (the fetching chapter fetches from it), else a closed port, so no block reaches the network.
+fn registries() -> (Option<common::registry::Registry>, Vec<(&'static str, String)>) {
+    match common::corpus("registry") {
+        Some(root) => {
+            let reg = common::registry::Registry::serve(&root);
+            let env = reg.env();
+            (Some(reg), env)
+        }
+        None => {
+            let closed = "http://127.0.0.1:9/".to_string();
+            let vars = ["MEMORIX_CRATES_INDEX", "MEMORIX_PYPI_INDEX", "MEMORIX_NPM_REGISTRY"];
+            (None, vars.into_iter().map(|v| (v, closed.clone())).collect())
+        }
+    }
+}
+
+/// A page that fetches from the registries says so; without the corpus it is skipped.
+const NEEDS_REGISTRY: &str = "<!-- docs test: serves the corpus registry -->";
+
 fn run_file(doc: &Path, with_examples: bool) -> usize {
     let text = fs::read_to_string(doc).unwrap();
+    let (registry, registry_env) = registries();
+    if registry.is_none() && text.contains(NEEDS_REGISTRY) {
+        return 0;
+    }
     let sandbox = tempfile::tempdir().unwrap();
     let root = sandbox.path().canonicalize().unwrap();
     let project = root.join("project");
@@ -133,6 +157,7 @@ fn run_file(doc: &Path, with_examples: bool) -> usize {
                 .env("MEMORIX_STORE", root.join("store"))
                 .env("NO_COLOR", "1")
                 .env("SOURCE_DATE_EPOCH", "1767225600")
+                .envs(registry_env.iter().map(|(k, v)| (k, v)))
                 .output()
                 .unwrap();
             let combined =

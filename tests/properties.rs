@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use memorix::lock::{LockedEnvironment, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile};
+use memorix::lock::{
+    LockedEnvironment, LockedFetch, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile,
+};
 use memorix::model::{EntryKind, Id, IdPrefix, Kind, Locator, Name, Selector, StorePath, canonical};
 use memorix::store::generation::{Generation, GenerationMeta, VersionTag};
 use memorix::store::tree::{Entry, Tree};
@@ -101,6 +103,8 @@ fn locator() -> impl Strategy<Value = Locator> {
 fn lockfile() -> impl Strategy<Value = Lockfile> {
     let pin = (any::<String>(), any::<String>(), any::<String>())
         .prop_map(|(library, file, version)| LockedPin { library, file, version });
+    let fetched = (any::<String>(), any::<String>(), any::<String>())
+        .prop_map(|(registry, artifact, hash)| LockedFetch { registry, artifact, hash });
     let locked_locator = (
         locator(),
         entry_kind(),
@@ -108,14 +112,16 @@ fn lockfile() -> impl Strategy<Value = Lockfile> {
         prop::option::of(id()),
         prop::option::of(any::<String>()),
         prop::option::of(pin),
+        prop::option::of(fetched),
     )
-        .prop_map(|(loc, kind, id, generation, version, pin)| LockedLocator {
+        .prop_map(|(loc, kind, id, generation, version, pin, fetched)| LockedLocator {
             locator: loc.to_string(),
             kind,
             id,
             generation,
             version,
             pin,
+            fetched,
         });
     let mount = (id(), id(), prop::collection::vec(locked_locator, 1..3))
         .prop_map(|(inputs, derivation, locators)| LockedMount { inputs, derivation, locators });

@@ -83,6 +83,7 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
     for m in &outcome.sources_moved {
         s.line(source_move(m));
     }
+    super::fetch::lines(&mut s, &outcome.fetched);
     if outcome.lock_written {
         s.line(format_args!("Wrote memorix.lock"));
     }

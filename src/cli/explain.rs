@@ -35,6 +35,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     if let Some(v) = &e.version {
         s.line(format_args!("  version {v}"));
     }
+    if let Some(f) = &e.fetched {
+        s.line(format_args!("  fetched {} from {} ({})", f.artifact, f.registry, f.hash));
+    }
     if let Some(q) = e.quest {
         s.line(format_args!("  quest   {} (memorix quest show {})", q.short(), q.short()));
     }

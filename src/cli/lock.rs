@@ -57,6 +57,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         return Ok(0);
     }
     let mut s = Text::default();
+    super::fetch::lines(&mut s, &outcome.fetched);
     match &outcome.healed {
         Some(Healed::Conflict) => s.line(format_args!("Healed merge-conflict markers in memorix.lock")),
         Some(Healed::Corrupt(why)) => {

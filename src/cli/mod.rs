@@ -5,6 +5,7 @@ mod cat;
 mod completions;
 mod edit;
 mod explain;
+mod fetch;
 mod gc;
 mod graph;
 mod history;
@@ -85,6 +86,7 @@ enum Command {
     Init(init::Args),
     Build(build::Args),
     Lock(lock::Args),
+    Fetch(fetch::Args),
     Add(edit::AddArgs),
     Remove(edit::RemoveArgs),
     Status(status::Args),
@@ -185,6 +187,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Init(a) => init::run(&ctx, a),
         Command::Build(a) => build::run(&ctx, a),
         Command::Lock(a) => lock::run(&ctx, a),
+        Command::Fetch(a) => fetch::run(&ctx, a),
         Command::Add(a) => edit::add_cmd(&ctx, a),
         Command::Remove(a) => edit::remove_cmd(&ctx, a),
         Command::Status(a) => status::run(&ctx, a),

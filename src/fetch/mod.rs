@@ -1,4 +1,382 @@
-//! Fetchers (DESIGN.md §13): what a project pins but the Store lacks, obtained from where it
-//! lives and checked against what memorix.lock recorded.
+//! Fetchers (DESIGN.md §13): `git` takes a git source at its commit (§13.2); the rest fetches
+//! (§13.1) the docs of a pinned library, from the release artifact its
+//! registry serves for the pinned version, verified by the hash the pin file records (or, where
+//! it records none, by the one memorix.lock recorded the first time), unpacked into the docs
+//! view and ingested as `docs/<lib>/` version V — the generation a hand
+//! `memorix ingest docs/<lib>/ DIR --version V` makes. Everything is downloaded, verified and
+//! unpacked before the Store is touched, so a bad artifact stores nothing.
 
+pub mod archive;
+mod crates;
+mod error;
 pub mod git;
+pub mod hash;
+mod http;
+mod npm;
+mod pypi;
+mod registries;
+pub mod select;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+pub use error::{Error, Result};
+use hash::ArtifactHash;
+pub use registries::Registries;
+pub use select::Filter;
+
+use crate::model::{Id, Locator, StorePath};
+use crate::pins::{Ecosystem, PinnedArtifact};
+use crate::progress::Progress;
+use crate::store::Writer;
+use crate::store::fetched::FetchRecord;
+use crate::store::ingest::{Ingest, VersionLabel};
+use crate::store::source::{self, Layout};
+
+/// A registry memorix fetches from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Registry {
+    CratesIo,
+    Pypi,
+    Npm,
+}
+
+impl Registry {
+    /// The registry that serves an ecosystem's packages, if memorix fetches from it.
+    pub fn of(eco: Ecosystem) -> Option<Registry> {
+        match eco {
+            Ecosystem::Cargo => Some(Registry::CratesIo),
+            Ecosystem::Python => Some(Registry::Pypi),
+            Ecosystem::Npm => Some(Registry::Npm),
+            _ => None,
+        }
+    }
+
+    /// The name `memorix.lock` records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Registry::CratesIo => "crates-io",
+            Registry::Pypi => "pypi",
+            Registry::Npm => "npm",
+        }
+    }
+
+    /// The environment variable that points it elsewhere.
+    pub fn env(self) -> &'static str {
+        match self {
+            Registry::CratesIo => "MEMORIX_CRATES_INDEX",
+            Registry::Pypi => "MEMORIX_PYPI_INDEX",
+            Registry::Npm => "MEMORIX_NPM_REGISTRY",
+        }
+    }
+}
+
+/// What memorix.lock recorded of an earlier fetch of this locator: every fetch must match it.
+#[derive(Debug, Clone)]
+pub struct Locked {
+    pub artifact: String,
+    pub hash: String,
+    /// The tree the lock has; `None` when the lock's entry is not a fetch to reproduce.
+    pub tree: Option<Id>,
+}
+
+/// One library at one version to fetch, and what accepts it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub registry: Registry,
+    /// Normalized name.
+    pub library: String,
+    /// As pinned; the registry is asked for exactly this one.
+    pub version: String,
+    /// The version the docs are tagged with (a local label stripped).
+    pub docs_version: String,
+    /// Where it is ingested: `docs/<lib>/`.
+    pub dest: Locator,
+    /// What the pin file records: artifacts with their hashes.
+    pub pinned: Vec<PinnedArtifact>,
+    /// The pin file as listed, and `file:line` of the pin, for messages.
+    pub pin_file: String,
+    pub site: String,
+    pub locked: Option<Locked>,
+    pub filter: Filter,
+}
+
+impl Request {
+    /// The pin file's hashes that memorix can verify, each with the file it names (if any).
+    pub fn accepted(&self) -> Vec<(Option<String>, ArtifactHash)> {
+        let parse = |a: &PinnedArtifact| Some((a.file.clone(), ArtifactHash::parse(a.hash.as_deref()?)?));
+        self.pinned.iter().filter_map(parse).collect()
+    }
+
+    fn not_found(&self, registry: Registry, url: &str, answer: String, known: String) -> Box<Error> {
+        Box::new(Error::NotFound {
+            registry: registry.as_str(),
+            what: format!("{} {}", self.library, self.version),
+            url: url.to_string(),
+            answer,
+            site: self.site.clone(),
+            known: if known.is_empty() { "none".into() } else { known },
+        })
+    }
+}
+
+/// An artifact a registry offers for a request.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub url: String,
+    pub file: String,
+    /// The hash the registry publishes for it.
+    pub published: Option<ArtifactHash>,
+}
+
+/// One library fetched and ingested.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fetched {
+    pub registry: Registry,
+    pub library: String,
+    pub version: String,
+    pub artifact: String,
+    pub url: String,
+    /// The hash it was verified by, as memorix.lock records it.
+    pub hash: String,
+    /// What said the hash: `Cargo.lock`, `memorix.lock`, or the registry (trust on first use).
+    pub verified_by: String,
+    pub place: String,
+    pub tree: Id,
+    pub files: usize,
+    /// Archive entries left out as unsafe (links, devices, `..`, too large).
+    pub skipped: usize,
+    pub bytes: usize,
+}
+
+/// How many artifacts are downloaded at once.
+const PARALLEL: usize = 8;
+
+/// Downloaded, verified and cut to the docs view; not yet in the Store.
+struct Ready {
+    req: Request,
+    cand: Candidate,
+    hash: ArtifactHash,
+    verified_by: String,
+    files: Vec<(String, Vec<u8>)>,
+    skipped: usize,
+    bytes: usize,
+}
+
+/// Fetches every request (several at once), verifies each, and only when all are good
+/// ingests them; returns what was fetched, in request order.
+pub fn fetch_all(
+    writer: &Writer,
+    registries: &Registries,
+    requests: Vec<Request>,
+    progress: &dyn Progress,
+) -> Result<Vec<Fetched>> {
+    if requests.is_empty() {
+        return Ok(Vec::new());
+    }
+    let client = http::Client::new()?;
+    let dl = match requests.iter().any(|r| r.registry == Registry::CratesIo) {
+        true => Some(crates::dl_template(&client, &registries.crates)?),
+        false => None,
+    };
+    let task = progress.start("fetching", requests.len() as u64);
+    // A few downloads at once: enough to hide latency, few enough to be polite to a registry.
+    let mut ready: Vec<Result<Ready>> = Vec::with_capacity(requests.len());
+    let mut requests = requests.into_iter().peekable();
+    while requests.peek().is_some() {
+        let batch: Vec<Request> = requests.by_ref().take(PARALLEL).collect();
+        ready.extend(std::thread::scope(|s| {
+            let handles: Vec<_> = batch
+                .into_iter()
+                .map(|req| {
+                    let (client, dl, task) = (&client, dl.as_deref(), &task);
+                    s.spawn(move || {
+                        let r = prepare(client, registries, dl, req);
+                        task.advance(1);
+                        r
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("a fetch thread does not panic")).collect::<Vec<_>>()
+        }));
+    }
+    drop(task);
+    let ready = ready.into_iter().collect::<Result<Vec<_>>>()?;
+    let staged = ready.into_iter().map(|r| stage(writer, r)).collect::<Result<Vec<_>>>()?;
+    staged.into_iter().map(|s| ingest(writer, s, progress)).collect()
+}
+
+/// Downloads, verifies and unpacks one request.
+fn prepare(client: &http::Client, registries: &Registries, dl: Option<&str>, req: Request) -> Result<Ready> {
+    let cand = match req.registry {
+        Registry::CratesIo => crates::locate(client, &registries.crates, dl.unwrap_or_default(), &req)?,
+        Registry::Pypi => pypi::locate(client, &registries.pypi, &req)?,
+        Registry::Npm => npm::locate(client, &registries.npm, &req)?,
+    };
+    let bytes = match client.get(req.registry, &cand.url, "*/*")? {
+        http::Answer::Ok(b) => b.bytes,
+        http::Answer::Status(s) => {
+            return Err(req.not_found(req.registry, &cand.url, format!("HTTP {s}"), String::new()));
+        }
+    };
+    let (hash, verified_by) = verify(&req, &cand, &bytes)?;
+    let unpacked = archive::unpack(&cand.file, &bytes, archive::LIMITS)?;
+    let files: Vec<(String, Vec<u8>)> =
+        select::keep(req.registry, &unpacked.files, &req.filter).into_iter().cloned().collect();
+    if files.is_empty() {
+        return Err(Error::NothingKept { file: cand.file.clone(), library: req.library.clone() }.into());
+    }
+    let size = bytes.len();
+    Ok(Ready { req, cand, hash, verified_by, files, skipped: unpacked.skipped, bytes: size })
+}
+
+/// The hash `bytes` must match, checked: memorix.lock's when it has one, and the pin file's
+/// when it records any (one of them must match); else the registry's, trusted on first use.
+fn verify(req: &Request, cand: &Candidate, bytes: &[u8]) -> Result<(ArtifactHash, String)> {
+    let mismatch = |expected: &ArtifactHash, from: &str| Error::HashMismatch {
+        artifact: cand.file.clone(),
+        registry: req.registry.as_str(),
+        url: cand.url.clone(),
+        expected: expected.to_string(),
+        expected_from: from.to_string(),
+        actual: expected.of(bytes).to_string(),
+        site: req.site.clone(),
+    };
+    let locked = req.locked.as_ref().and_then(|l| ArtifactHash::parse(&l.hash));
+    if let Some(h) = &locked
+        && !h.matches(bytes)
+    {
+        return Err(mismatch(h, "memorix.lock").into());
+    }
+    let accepted: Vec<ArtifactHash> = req
+        .accepted()
+        .into_iter()
+        .filter(|(file, _)| file.as_ref().is_none_or(|f| *f == cand.file))
+        .map(|(_, h)| h)
+        .collect();
+    if let Some(first) = accepted.first() {
+        return match accepted.iter().find(|h| h.matches(bytes)) {
+            Some(h) => Ok((h.clone(), req.pin_file.clone())),
+            None => Err(mismatch(first, &req.pin_file).into()),
+        };
+    }
+    if let Some(h) = locked {
+        return Ok((h, "memorix.lock".into()));
+    }
+    match &cand.published {
+        Some(h) if h.matches(bytes) => {
+            Ok((h.clone(), format!("{} (trusted on first use)", req.registry.as_str())))
+        }
+        Some(h) => Err(mismatch(h, &format!("the hash {} publishes", req.registry.as_str())).into()),
+        None => {
+            Ok((ArtifactHash::sha256_of(bytes), format!("{} (trusted on first use)", req.registry.as_str())))
+        }
+    }
+}
+
+/// A verified artifact written to a scratch folder in the Store, with its tree id.
+struct Staged {
+    ready: Ready,
+    dir: Scratch,
+    tree: Id,
+}
+
+/// Writes the kept files under the Store's `tmp/` and hashes them as ingest would; refuses a
+/// tree other than the one memorix.lock has.
+fn stage(writer: &Writer, ready: Ready) -> Result<Staged> {
+    let dir = Scratch::new(writer.store.tmp_dir(), &ready.req.library)?;
+    let layout = write_files(&dir.0, &ready.files)?;
+    let tree = source::snapshot(layout)?.id;
+    if let Some(expected) = ready.req.locked.as_ref().and_then(|l| l.tree)
+        && expected != tree
+    {
+        return Err(Error::TreeMismatch {
+            library: ready.req.library.clone(),
+            version: ready.req.version.clone(),
+            artifact: ready.cand.file.clone(),
+            expected: expected.to_string(),
+            actual: tree.to_string(),
+        }
+        .into());
+    }
+    Ok(Staged { ready, dir, tree })
+}
+
+/// Writes `files` under `dir`; names a Store path cannot hold are left out.
+fn write_files(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> Result<Layout> {
+    use crate::diagnostics::FromIo;
+    let mut out = Vec::new();
+    for (rel, bytes) in files {
+        let Ok(path) = StorePath::new(rel) else { continue };
+        let abs = dir.join(rel);
+        if let Some(parent) = abs.parent() {
+            std::fs::create_dir_all(parent).map_err(Error::io("create", parent))?;
+        }
+        std::fs::write(&abs, bytes).map_err(Error::io("write", &abs))?;
+        out.push((path, abs));
+    }
+    Ok(Layout::Tree { files: out, replaces: true })
+}
+
+/// Ingests one staged artifact as a version and records where it came from.
+fn ingest(writer: &Writer, staged: Staged, progress: &dyn Progress) -> Result<Fetched> {
+    let Staged { ready, dir, tree } = staged;
+    let req = &ready.req;
+    let layout = write_files_listing(&dir.0, &ready.files);
+    let library = (req.dest.path.file_name() != Some(req.library.as_str())).then(|| req.library.clone());
+    let label = VersionLabel { version: req.docs_version.clone(), library };
+    let message = format!("fetched {} from {} ({})", ready.cand.file, req.registry.as_str(), ready.hash);
+    let request =
+        Ingest { dest: &req.dest, layout, merge: false, label: Some(&label), message: Some(message) };
+    let outcome = writer.ingest(request, progress)?;
+    let record = FetchRecord {
+        registry: req.registry.as_str().into(),
+        artifact: ready.cand.file.clone(),
+        hash: ready.hash.to_string(),
+    };
+    writer.record_fetched(&tree, &record)?;
+    Ok(Fetched {
+        registry: req.registry,
+        library: req.library.clone(),
+        version: req.docs_version.clone(),
+        artifact: ready.cand.file.clone(),
+        url: ready.cand.url.clone(),
+        hash: ready.hash.to_string(),
+        verified_by: ready.verified_by.clone(),
+        place: req.dest.place(),
+        tree,
+        files: outcome.files,
+        skipped: ready.skipped,
+        bytes: ready.bytes,
+    })
+}
+
+/// The layout of files [`write_files`] wrote.
+fn write_files_listing(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> Layout {
+    let files =
+        files.iter().filter_map(|(rel, _)| Some((StorePath::new(rel).ok()?, dir.join(rel)))).collect();
+    Layout::Tree { files, replaces: true }
+}
+
+/// A scratch folder under the Store's `tmp/`, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tmp: PathBuf, name: &str) -> Result<Scratch> {
+        use crate::diagnostics::FromIo;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = tmp.join(format!("fetch-{}-{n}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(Error::io("create", &dir))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

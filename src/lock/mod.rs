@@ -67,6 +67,22 @@ pub struct LockedLocator {
     /// For `@pin`: the pin it followed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<LockedPin>,
+    /// For `@pin` docs a fetcher made: the registry artifact and the hash it was verified by
+    /// (DESIGN.md §13.1); a later fetch of this locator must match `hash`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched: Option<LockedFetch>,
+}
+
+/// Where a pinned locator's docs were fetched from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LockedFetch {
+    /// `crates-io`, `pypi` or `npm`.
+    pub registry: String,
+    /// The artifact's file name, e.g. `matchit-0.9.2.crate`.
+    pub artifact: String,
+    /// `sha256:<hex>` or SRI `sha512-<base64>`.
+    pub hash: String,
 }
 
 /// A requested library's pin: which pin file, which version.
@@ -247,6 +263,7 @@ mod tests {
                             generation: None,
                             version: None,
                             pin: None,
+                            fetched: None,
                         }],
                     };
                     (n.to_string(), m)

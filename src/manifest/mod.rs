@@ -44,6 +44,8 @@ pub struct Manifest {
     pub mounts: Vec<MountDecl>,
     pub overrides: Vec<OverrideDecl>,
     pub pins: PinsDecl,
+    /// `[fetch.LIB]`, by library name as written.
+    pub fetch: BTreeMap<String, FetchDecl>,
     pub artifacts: Vec<ArtifactDecl>,
     /// `[store] substituters`, in order.
     pub substituters: Vec<RemoteUrl>,
@@ -62,6 +64,18 @@ pub struct ArtifactDecl {
 pub struct PinsDecl {
     pub files: Vec<String>,
     pub markers: BTreeMap<String, String>,
+    /// `[pins] fetch`: whether a `@pin` the Store lacks is fetched from its registry.
+    pub fetch: bool,
+}
+
+/// `[fetch.LIB]`: what of a library's fetched artifact is kept besides the default view.
+#[derive(Debug, Clone)]
+pub struct FetchDecl {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    /// The two lists compiled.
+    pub include_set: GlobSet,
+    pub exclude_set: GlobSet,
 }
 
 /// A project folder ingested at `dest` at build time.
@@ -320,9 +334,11 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     p.check_memory_apart(&memory, &sources, &pins.files)?;
     let mounts = p.mounts(&raw.mounts, &memory)?;
     let overrides = p.overrides(&raw.overrides, &mounts)?;
+    let fetch = p.fetch(&raw.fetch)?;
     Ok(Manifest {
         dir: dir.to_path_buf(),
-        pins: PinsDecl { files: pins.files, markers: pins.markers },
+        pins: PinsDecl { files: pins.files, markers: pins.markers, fetch: pins.fetch.unwrap_or(true) },
+        fetch,
         artifacts,
         name: project.name,
         intent: project.intent,
@@ -690,17 +706,35 @@ impl Parser<'_> {
         })
     }
 
+    /// `[fetch.LIB]` tables, their globs compiled.
+    fn fetch(&self, raw: &BTreeMap<String, raw::RawFetch>) -> Result<BTreeMap<String, FetchDecl>> {
+        let mut out = BTreeMap::new();
+        for (lib, f) in raw {
+            let decl = FetchDecl {
+                include: f.include.clone(),
+                exclude: f.exclude.clone(),
+                include_set: self.globs_at(["fetch", lib, "include"], &f.include)?,
+                exclude_set: self.globs_at(["fetch", lib, "exclude"], &f.exclude)?,
+            };
+            out.insert(lib.clone(), decl);
+        }
+        Ok(out)
+    }
+
     fn globs(&self, mount: &str, field: &str, list: &[String]) -> Result<GlobSet> {
+        self.globs_at(["mounts", mount, field], list)
+    }
+
+    fn globs_at(&self, at: [&str; 3], list: &[String]) -> Result<GlobSet> {
         let err =
             |span, message: String| self.ctx.err(span, "memorix::manifest::bad_glob", message, "here", None);
         let mut b = GlobSetBuilder::new();
         for (i, g) in list.iter().enumerate() {
-            let glob = compile_glob(g).map_err(|e| {
-                err(self.spans.element(&["mounts", mount, field], i), format!("invalid glob {g:?}: {e}"))
-            })?;
+            let glob = compile_glob(g)
+                .map_err(|e| err(self.spans.element(&at, i), format!("invalid glob {g:?}: {e}")))?;
             b.add(glob);
         }
-        b.build().map_err(|e| err(self.spans.value(&["mounts", mount, field]), e.to_string()))
+        b.build().map_err(|e| err(self.spans.value(&at), e.to_string()))
     }
 
     /// Each override names a file under a mount, and the Store file that wins there.

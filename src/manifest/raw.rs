@@ -30,6 +30,21 @@ pub struct RawManifest {
     pub artifacts: BTreeMap<String, RawArtifact>,
     /// Store settings: where missing objects come from.
     pub store: Option<RawStore>,
+    /// Per library: what of a fetched registry artifact is kept, beyond the default docs view.
+    #[serde(default)]
+    pub fetch: BTreeMap<String, RawFetch>,
+}
+
+/// `[fetch.LIB]`: globs over the artifact's paths (its top directory stripped).
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawFetch {
+    /// Also keep files matching these, e.g. `["tests/README.md"]`.
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Leave out files matching these, even when the default view keeps them.
+    #[serde(default)]
+    pub exclude: Vec<String>,
 }
 
 /// A `[sources]` value.
@@ -107,6 +122,8 @@ pub struct RawPins {
     /// The target environment markers are evaluated against, e.g. sys_platform = "linux".
     #[serde(default)]
     pub markers: BTreeMap<String, String>,
+    /// Fetch the docs of pinned libraries the Store lacks from their registry (default true).
+    pub fetch: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]

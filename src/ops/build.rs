@@ -109,6 +109,9 @@ pub struct BuildOutcome {
     /// `--locked`: what was fetched from the substituters.
     #[serde(skip_serializing_if = "FetchReport::is_empty")]
     pub substituted: FetchReport,
+    /// Pinned docs fetched from their registries.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fetched: Vec<crate::fetch::Fetched>,
     /// `.ignore` lacked the line that lets rg and fd see the memory directory; it was added.
     pub ignore_updated: bool,
     /// Git sources whose locked commit moved (`memorix update`).
@@ -130,6 +133,7 @@ impl BuildOutcome {
             refused,
             artifact_failures: Vec::new(),
             substituted: FetchReport::default(),
+            fetched: Vec::new(),
             ignore_updated: false,
             sources_moved: Vec::new(),
         }
@@ -221,12 +225,20 @@ fn resolve(
         outcome.lock_written = locked.written;
         outcome.resolved = locked.resolved;
         outcome.sources_moved = locked.sources_moved;
+        outcome.fetched = locked.fetched;
         return Ok(Ok((resolution, outcome)));
     }
     outcome.substituted = super::remote::substitute(project, writer, req.offline, progress)?;
     super::lock::ensure_locked_git_sources(project, writer, req.offline, progress)?;
+    let fetching = super::fetch::fetch_pinned(project, writer, req.offline, progress)?;
+    outcome.fetched = fetching.fetched;
     let (report, resolution) = super::lock::check_project(project, store_root)?;
-    let report = super::lock::judge(report, &outcome.substituted, "build memorix.lock")?;
+    let report =
+        match (super::lock::judge(report, &outcome.substituted, "build memorix.lock"), fetching.failure) {
+            // The objects are missing because fetching them failed: that is the error to show.
+            (Err(_), Some(failure)) => return Err(failure.into()),
+            (judged, _) => judged?,
+        };
     let Some(resolution) = resolution.filter(|_| report.ok) else {
         outcome.refused = Some(report);
         return Ok(Err(outcome));

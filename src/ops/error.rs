@@ -58,6 +58,14 @@ pub enum Error {
 
     #[error(transparent)]
     #[diagnostic(transparent)]
+    Fetch(#[from] Box<crate::fetch::Error>),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Unfetched(Box<Unfetched>),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
     Profile(#[from] crate::profile::Error),
 
     #[error(transparent)]
@@ -227,6 +235,12 @@ fn mount_choices(suggestion: &Option<String>, known: &[String]) -> String {
     }
 }
 
+impl From<crate::fetch::Error> for Error {
+    fn from(e: crate::fetch::Error) -> Error {
+        Error::Fetch(Box::new(e))
+    }
+}
+
 impl Error {
     /// Exit code 2 for every error but a fetched object whose hash does not match (1, a check
     /// that failed, DESIGN.md §6) and a command `run` cannot start (127 and 126, as a shell
@@ -234,10 +248,32 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Remote(e) => e.exit_code(),
+            Error::Fetch(e) => e.exit_code(),
             Error::CommandNotFound { .. } => 127,
             Error::GitContentMismatch { .. } => 1,
             Error::CommandNotExecutable { .. } => 126,
             _ => 2,
         }
+    }
+}
+
+/// A resolve that found no acceptable version of a library, and why fetching it did not help:
+/// the resolve's error (its code, and the versions the Store has), with the fetch's answer.
+#[derive(Debug, thiserror::Error)]
+#[error("{resolve}")]
+pub struct Unfetched {
+    pub resolve: crate::resolve::Error,
+    pub fetch: Box<crate::fetch::Error>,
+}
+
+impl Diagnostic for Unfetched {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.resolve.code()
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        let fetch_help = self.fetch.help().map(|h| format!(" ({h})")).unwrap_or_default();
+        let own = self.resolve.help().map(|h| format!("{h}. ")).unwrap_or_default();
+        Some(Box::new(format!("{own}Fetching it did not help: {}{fetch_help}", self.fetch)))
     }
 }

@@ -28,6 +28,9 @@ pub struct Explanation {
     pub generation: Option<Id>,
     /// The library version, for `@v` / `@pin` locators.
     pub version: Option<String>,
+    /// For docs a fetcher made: the registry artifact and its hash, as memorix.lock records them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetched: Option<crate::lock::LockedFetch>,
     /// The quest of the mount's selection.
     pub quest: Option<Id>,
     /// Every conflict decided at this path (inside the mount and between mounts).
@@ -59,6 +62,8 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
         decisions.extend(record.decisions.iter().filter(|d| d.path == rel.as_str()).cloned());
         let provenance = record.provenance.get(origin.locator);
         let quest = m.mounts.iter().find(|x| &x.path == mount).map(crate::view::derivation_quest);
+        let locator = provenance.map(|p| p.locator.clone()).unwrap_or_default();
+        let fetched = fetched_by(&project, mount.as_str(), &locator);
         return Ok(Explanation {
             path: rel.to_string(),
             environment: binding.environment,
@@ -66,15 +71,23 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
             derivation: *drv_id,
             origin: origin.place(),
             blob: record.entries[i].blob,
-            locator: provenance.map(|p| p.locator.clone()).unwrap_or_default(),
+            locator,
             kind: origin.kind,
             generation: provenance.and_then(|p| p.generation),
             version: provenance.and_then(|p| p.version.clone()),
+            fetched,
             quest,
             decisions,
         });
     }
     Err(Error::NotInEnvironment { path: rel.to_string(), memory: m.memory.to_string() })
+}
+
+/// What memorix.lock says a fetcher made `locator` of `mount` from, if anything.
+fn fetched_by(project: &Project, mount: &str, locator: &str) -> Option<crate::lock::LockedFetch> {
+    let super::project::LockState::Clean(lock, _) = project.read_lock().ok()? else { return None };
+    let entries = &lock.mounts.get(mount)?.locators;
+    entries.iter().find(|l| l.locator == locator).and_then(|l| l.fetched.clone())
 }
 
 /// Accepts `.memory/python/x.md`, `python/x.md` or an absolute path inside the memory dir.

@@ -30,6 +30,9 @@ pub struct LockOutcome {
     /// The old lock held git merge-conflict markers, or was not a valid lock.
     pub healed: Option<Healed>,
     pub environment: Id,
+    /// Pinned docs fetched from their registries first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fetched: Vec<crate::fetch::Fetched>,
 }
 
 /// What was wrong with the lock `memorix lock` replaced.
@@ -75,17 +78,24 @@ pub(crate) fn lock_with(
         // Nothing in it can be trusted: resolved afresh, as with no lock.
         LockState::Corrupt(e) => (None, None, Some(Healed::Corrupt(e.to_string()))),
     };
+    // The project's own sources first: a version they hold is never fetched.
     let mut sources = ingest_sources(&project.manifest, writer, progress)?;
     let (git, sources_moved) =
         ingest_git_sources(project, writer, previous.as_ref(), refresh, offline, progress)?;
     sources.extend(git);
+    let mut fetching = super::fetch::fetch_pinned(project, writer, offline, progress)?;
+    let fetched_docs = std::mem::take(&mut fetching.fetched);
     let resolution =
         match resolve::resolve(&project.manifest, writer.store, previous.as_ref(), refresh, sources) {
             Err(e) if e.missing_object().is_some() => {
+                if let Some(failure) = fetching.failure {
+                    return Err(failure.into());
+                }
                 let (what, id) = e.missing_object().expect("just matched");
                 return Err(objects_missing(&fetched?, &[format!("{what} {id}")], "resolve memorix.toml"));
             }
-            resolved => resolved?,
+            Err(e) => return Err(fetching.explain(e)),
+            Ok(r) => r,
         };
     let written = project.write_lock(&resolution.lock, previous_text.as_deref())?;
     let outcome = LockOutcome {
@@ -94,6 +104,7 @@ pub(crate) fn lock_with(
         resolved: resolution.resolved.clone(),
         healed,
         environment: resolution.lock.environment.id,
+        fetched: fetched_docs,
     };
     Ok((resolution, outcome))
 }

@@ -6,6 +6,7 @@ pub mod cat;
 pub mod edit;
 pub mod error;
 pub mod explain;
+pub mod fetch;
 pub mod gc;
 pub mod git_sources;
 pub mod graph;

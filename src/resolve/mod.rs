@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::lock::{
-    LockedEnvironment, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile, VERSION,
+    LockedEnvironment, LockedFetch, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile, VERSION,
 };
 use crate::manifest::{Manifest, MountDecl, SourceDecl};
 use crate::model::{EntryKind, Id, Kind, Locator, Selector, canonical};
@@ -143,6 +143,11 @@ pub(crate) fn resolve_fresh(
         id: found.id,
         generation: pinned.then_some(found.generation.id),
         version: found.version.as_ref().map(|(_, v)| v.clone()),
+        fetched: pin.as_ref().and_then(|_| store.fetched(&found.id)).map(|r| LockedFetch {
+            registry: r.registry,
+            artifact: r.artifact,
+            hash: r.hash,
+        }),
         pin,
     };
     Ok((selected, locked, found.version))

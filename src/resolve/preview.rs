@@ -195,8 +195,15 @@ fn resolve_dry(
     })?;
     let selected =
         Selected { locator: loc.clone(), kind, id, generation: None, pinned_seq: None, version: None };
-    let locked =
-        LockedLocator { locator: loc.to_string(), kind, id, generation: None, version: None, pin: None };
+    let locked = LockedLocator {
+        locator: loc.to_string(),
+        kind,
+        id,
+        generation: None,
+        version: None,
+        pin: None,
+        fetched: None,
+    };
     Ok((selected, locked, None))
 }
 

@@ -108,7 +108,7 @@ pub fn is_temp_name(name: &std::ffi::OsStr) -> bool {
 /// write is in flight, not a leftover (two commands in one project may overlap before one
 /// takes the project lock).
 pub fn temp_writer_alive(name: &std::ffi::OsStr) -> bool {
-    let pid = name.to_str().and_then(|n| n.rsplitn(3, '.').nth(1));
+    let pid = name.to_str().and_then(|n| n.rsplit('.').nth(1));
     pid.is_some_and(|pid| Path::new("/proc").join(pid).exists())
 }
 

@@ -8,6 +8,7 @@ pub mod diff;
 pub mod edit;
 pub mod environment;
 pub mod error;
+pub mod fetched;
 pub mod fsutil;
 pub mod gc;
 pub mod generation;
@@ -55,6 +56,7 @@ const LAYOUT: &[&str] = &[
     "quests",
     "purged",
     "roots",
+    "fetched",
 ];
 
 /// A handle on a store directory whose VERSION has been checked.

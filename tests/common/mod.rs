@@ -1,6 +1,8 @@
 //! One test environment for CLI tests: a temp store and a temp project, and the real binary.
 #![allow(dead_code)]
 
+pub mod registry;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -61,7 +63,11 @@ impl TestEnv {
             .env("HOME", self.root.join("home"))
             .env("MEMORIX_STORE", &self.store)
             .env("NO_COLOR", "1")
-            .env("SOURCE_DATE_EPOCH", "1767225600");
+            .env("SOURCE_DATE_EPOCH", "1767225600")
+            // No test reaches a real registry: a closed port refuses at once.
+            .env("MEMORIX_CRATES_INDEX", "http://127.0.0.1:9/")
+            .env("MEMORIX_PYPI_INDEX", "http://127.0.0.1:9/")
+            .env("MEMORIX_NPM_REGISTRY", "http://127.0.0.1:9/");
         cmd
     }
 

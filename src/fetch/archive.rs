@@ -1,0 +1,197 @@
+//! Reading a release artifact (`.crate`/`.tgz`/`.tar.gz` or a wheel/`.zip`) into memory,
+//! entry by entry, under caps. Entries that could land outside the Store or are not plain
+//! files (links, devices, absolute or `..` paths, names that are not UTF-8) and files over the
+//! per-file cap are skipped and counted; a total over the cap stops with an error (a
+//! decompression bomb). The archive's top directory (`httpx-0.26.0/`, `package/`) is stripped.
+
+use std::io::Read;
+
+use super::error::{Error, Result};
+
+/// The largest file kept; larger ones are skipped (docs never are this big).
+pub const MAX_FILE: u64 = 8 << 20;
+/// The most an artifact may unpack to.
+pub const MAX_TOTAL: u64 = 512 << 20;
+/// The most entries an artifact may have.
+pub const MAX_ENTRIES: usize = 100_000;
+
+/// The caps one unpacking works under.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub file: u64,
+    pub total: u64,
+    pub entries: usize,
+}
+
+pub const LIMITS: Limits = Limits { file: MAX_FILE, total: MAX_TOTAL, entries: MAX_ENTRIES };
+
+/// The plain files of an artifact, by relative path, and how many entries were skipped.
+#[derive(Debug, Default)]
+pub struct Unpacked {
+    pub files: Vec<(String, Vec<u8>)>,
+    pub skipped: usize,
+}
+
+/// Unpacks `bytes`, an artifact named `file`, choosing the format by its name.
+pub fn unpack(file: &str, bytes: &[u8], limits: Limits) -> Result<Unpacked> {
+    let lower = file.to_ascii_lowercase();
+    let mut out = if lower.ends_with(".whl") || lower.ends_with(".zip") {
+        unzip(file, bytes, limits)?
+    } else if [".crate", ".tgz", ".tar.gz"].iter().any(|s| lower.ends_with(s)) {
+        untar(file, flate2::read::GzDecoder::new(bytes), limits)?
+    } else {
+        return Err(Error::UnknownArchive { file: file.to_string() }.into());
+    };
+    strip_top(&mut out.files);
+    out.files.sort_by(|a, b| a.0.cmp(&b.0));
+    out.files.dedup_by(|a, b| a.0 == b.0);
+    Ok(out)
+}
+
+/// A path kept as it is, or `None` when it is absolute, climbs with `..`, or is empty.
+fn clean(path: &str) -> Option<String> {
+    if path.starts_with('/') || path.contains('\\') {
+        return None;
+    }
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    if parts.is_empty() || parts.iter().any(|p| *p == ".." || p.contains('\0')) {
+        return None;
+    }
+    Some(parts.join("/"))
+}
+
+/// One unpacking in progress: what it kept, and the bytes so far.
+struct Sink<'a> {
+    file: &'a str,
+    limits: Limits,
+    out: Unpacked,
+    total: u64,
+}
+
+impl Sink<'_> {
+    /// Adds one entry's content, read through the caps. The total counts what a file claims
+    /// as well as what it holds, so a bomb stops before it is read.
+    fn take(&mut self, path: String, size: u64, r: impl Read) -> Result<()> {
+        let (limits, file) = (self.limits, self.file);
+        self.total += size.min(limits.file + 1);
+        if self.total > limits.total || self.out.files.len() >= limits.entries {
+            return Err(Error::TooLarge {
+                file: file.to_string(),
+                cap: limits.total,
+                entries: limits.entries,
+            }
+            .into());
+        }
+        if size > limits.file {
+            self.out.skipped += 1;
+            return Ok(());
+        }
+        let mut buf = Vec::with_capacity(size as usize);
+        r.take(limits.file + 1).read_to_end(&mut buf).map_err(|e| Error::bad_archive(file, e))?;
+        if buf.len() as u64 > limits.file {
+            self.out.skipped += 1;
+            return Ok(());
+        }
+        self.out.files.push((path, buf));
+        Ok(())
+    }
+}
+
+fn untar(file: &str, r: impl Read, limits: Limits) -> Result<Unpacked> {
+    let mut archive = tar::Archive::new(r);
+    let mut sink = Sink { file, limits, out: Unpacked::default(), total: 0 };
+    for entry in archive.entries().map_err(|e| Error::bad_archive(file, e))? {
+        let entry = entry.map_err(|e| Error::bad_archive(file, e))?;
+        let kind = entry.header().entry_type();
+        if kind.is_dir() || kind.is_pax_global_extensions() || kind.is_pax_local_extensions() {
+            continue;
+        }
+        let path = entry.path_bytes();
+        let path = std::str::from_utf8(&path).ok().and_then(clean);
+        let (true, Some(path)) = (kind.is_file(), path) else {
+            sink.out.skipped += 1;
+            continue;
+        };
+        let size = entry.size();
+        sink.take(path, size, entry)?;
+    }
+    Ok(sink.out)
+}
+
+fn unzip(file: &str, bytes: &[u8], limits: Limits) -> Result<Unpacked> {
+    let mut zip =
+        zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| Error::bad_archive(file, e))?;
+    let mut sink = Sink { file, limits, out: Unpacked::default(), total: 0 };
+    for i in 0..zip.len() {
+        let entry = zip.by_index(i).map_err(|e| Error::bad_archive(file, e))?;
+        if entry.is_dir() {
+            continue;
+        }
+        let path = std::str::from_utf8(entry.name_raw()).ok().and_then(clean);
+        let (false, Some(path)) = (entry.is_symlink(), path) else {
+            sink.out.skipped += 1;
+            continue;
+        };
+        let size = entry.size();
+        sink.take(path, size, entry)?;
+    }
+    Ok(sink.out)
+}
+
+/// Strips the one top directory every entry shares (`name-1.0/`), as §13.1 says.
+fn strip_top(files: &mut [(String, Vec<u8>)]) {
+    let Some(first) = files.first().and_then(|(p, _)| p.split_once('/')).map(|(t, _)| format!("{t}/")) else {
+        return;
+    };
+    if files.iter().all(|(p, _)| p.starts_with(&first)) {
+        for (p, _) in files.iter_mut() {
+            *p = p[first.len()..].to_string();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tgz(entries: &[(&str, &[u8], tar::EntryType)]) -> Vec<u8> {
+        let mut b = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+        for (path, data, kind) in entries {
+            let mut h = tar::Header::new_gnu();
+            h.as_gnu_mut().unwrap().name[..path.len()].copy_from_slice(path.as_bytes());
+            h.set_size(data.len() as u64);
+            h.set_entry_type(*kind);
+            h.set_mode(0o644);
+            h.set_cksum();
+            b.append(&h, *data).unwrap();
+        }
+        b.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn hostile_entries_are_skipped_and_the_top_directory_stripped() {
+        let bytes = tgz(&[
+            ("pkg-1.0/README.md", b"hi", tar::EntryType::Regular),
+            ("pkg-1.0/../evil.md", b"x", tar::EntryType::Regular),
+            ("/etc/passwd", b"x", tar::EntryType::Regular),
+            ("pkg-1.0/link", b"", tar::EntryType::Symlink),
+            ("pkg-1.0/src/lib.rs", b"fn f() {}", tar::EntryType::Regular),
+        ]);
+        let out = unpack("pkg-1.0.crate", &bytes, LIMITS).unwrap();
+        let paths: Vec<&str> = out.files.iter().map(|(p, _)| p.as_str()).collect();
+        // `/etc/passwd` is skipped, so every kept entry shares `pkg-1.0/`.
+        assert_eq!(paths, ["README.md", "src/lib.rs"]);
+        assert_eq!(out.skipped, 3);
+    }
+
+    #[test]
+    fn a_bomb_stops_at_the_total_cap() {
+        let limits = Limits { file: 1000, total: 10_000, entries: 100 };
+        let big = vec![0u8; 999];
+        let names: Vec<String> = (0..20).map(|i| format!("p/f{i}")).collect();
+        let entries: Vec<(&str, &[u8], tar::EntryType)> =
+            names.iter().map(|n| (n.as_str(), big.as_slice(), tar::EntryType::Regular)).collect();
+        let err = unpack("p.tgz", &tgz(&entries), limits).unwrap_err();
+        assert!(matches!(*err, Error::TooLarge { .. }), "{err}");
+    }
+}

@@ -1,0 +1,98 @@
+//! crates.io's sparse index protocol: `config.json` names `dl`, the download URL template; the
+//! crate's index file lists each published version with its `cksum` (the `.crate`'s sha256).
+
+use super::error::{Error, Result};
+use super::hash::ArtifactHash;
+use super::http::{Answer, Client};
+use super::{Candidate, Registry, Request};
+
+const REG: Registry = Registry::CratesIo;
+
+/// The `.crate` of `req`'s version, where `dl` says it is, with the index's checksum.
+pub fn locate(client: &Client, index: &str, dl: &str, req: &Request) -> Result<Candidate> {
+    let name = req.library.to_ascii_lowercase();
+    let url = format!("{index}{}", index_path(&name));
+    let body = match client.get(REG, &url, "application/json")? {
+        Answer::Ok(b) => b.bytes,
+        Answer::Status(s) => return Err(req.not_found(REG, &url, format!("HTTP {s}"), String::new())),
+    };
+    let text = String::from_utf8_lossy(&body);
+    let mut known = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let entry: serde_json::Value = serde_json::from_str(line).map_err(|e| Error::BadAnswer {
+            registry: REG.as_str(),
+            url: url.clone(),
+            why: e.to_string(),
+            env: REG.env(),
+        })?;
+        let vers = entry["vers"].as_str().unwrap_or_default();
+        if vers == req.version {
+            let cksum = entry["cksum"].as_str().unwrap_or_default();
+            return Ok(Candidate {
+                url: download_url(dl, &req.library, vers, cksum),
+                file: format!("{}-{vers}.crate", req.library),
+                published: ArtifactHash::parse(&format!("sha256:{cksum}")),
+            });
+        }
+        known.push(vers.to_string());
+    }
+    Err(req.not_found(REG, &url, format!("no version {}", req.version), known.join(", ")))
+}
+
+/// The index's configured download template (`dl` in `config.json`).
+pub fn dl_template(client: &Client, index: &str) -> Result<String> {
+    let url = format!("{index}config.json");
+    let bad = |why: String| {
+        Box::new(Error::BadAnswer { registry: REG.as_str(), url: url.clone(), why, env: REG.env() })
+    };
+    let body = match client.get(REG, &url, "application/json")? {
+        Answer::Ok(b) => b.bytes,
+        Answer::Status(s) => return Err(bad(format!("HTTP {s}"))),
+    };
+    let json: serde_json::Value = serde_json::from_slice(&body).map_err(|e| bad(e.to_string()))?;
+    json["dl"].as_str().map(str::to_string).ok_or_else(|| bad("config.json has no `dl`".into()))
+}
+
+/// Where the index keeps a crate's file: `1/a`, `2/ab`, `3/a/abc`, `ab/cd/abcd...`.
+pub fn index_path(name: &str) -> String {
+    match name.len() {
+        1 => format!("1/{name}"),
+        2 => format!("2/{name}"),
+        3 => format!("3/{}/{name}", &name[..1]),
+        _ => format!("{}/{}/{name}", &name[..2], &name[2..4]),
+    }
+}
+
+/// Cargo's rule: `dl` with markers is a template; without, `/{crate}/{version}/download` is appended.
+pub fn download_url(dl: &str, name: &str, version: &str, cksum: &str) -> String {
+    const MARKERS: [&str; 5] = ["{crate}", "{version}", "{prefix}", "{lowerprefix}", "{sha256-checksum}"];
+    if !MARKERS.iter().any(|m| dl.contains(m)) {
+        return format!("{}/{name}/{version}/download", dl.trim_end_matches('/'));
+    }
+    let prefix = index_path(name);
+    let prefix = prefix.rsplit_once('/').map_or("", |(p, _)| p).to_string();
+    dl.replace("{crate}", name)
+        .replace("{version}", version)
+        .replace("{prefix}", &prefix)
+        .replace("{lowerprefix}", &prefix.to_lowercase())
+        .replace("{sha256-checksum}", cksum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_paths_and_download_templates_follow_cargo() {
+        assert_eq!(index_path("matchit"), "ma/tc/matchit");
+        assert_eq!(index_path("syn"), "3/s/syn");
+        assert_eq!(
+            download_url("https://static.crates.io/crates", "http", "1.5.0", "x"),
+            "https://static.crates.io/crates/http/1.5.0/download"
+        );
+        assert_eq!(
+            download_url("http://h/dl/{prefix}/{crate}/{crate}-{version}.crate", "http", "1.5.0", "x"),
+            "http://h/dl/ht/tp/http/http-1.5.0.crate"
+        );
+    }
+}

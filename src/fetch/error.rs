@@ -1,0 +1,141 @@
+//! What can go wrong fetching a pinned library's docs. A hash that does not match is exit 1
+//! (a check that failed, DESIGN.md §6); everything else is exit 2.
+
+use miette::Diagnostic;
+
+/// Boxed: the variants carry the URLs and hashes a message names.
+pub type Result<T, E = Box<Error>> = std::result::Result<T, E>;
+
+impl From<crate::store::Error> for Box<Error> {
+    fn from(e: crate::store::Error) -> Box<Error> {
+        Box::new(Error::Store(e))
+    }
+}
+
+impl From<crate::diagnostics::IoError> for Box<Error> {
+    fn from(e: crate::diagnostics::IoError) -> Box<Error> {
+        Box::new(Error::Io(e))
+    }
+}
+
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum Error {
+    #[error("{artifact} from {registry} does not match {expected_from}: expected {expected}, got {actual}")]
+    #[diagnostic(
+        code(memorix::fetch::hash_mismatch),
+        help(
+            "nothing was stored. The registry (or a mirror, or a proxy) served other bytes than the ones {expected_from} pinned: check `{url}`, and the pin at {site}"
+        )
+    )]
+    HashMismatch {
+        artifact: String,
+        registry: &'static str,
+        url: String,
+        expected: String,
+        expected_from: String,
+        actual: String,
+        site: String,
+    },
+
+    #[error("{library} {version} from {artifact} unpacks to {actual}, but memorix.lock has {expected}")]
+    #[diagnostic(
+        code(memorix::fetch::tree_mismatch),
+        help(
+            "nothing was stored. The artifact matches its hash, so memorix.lock was written by a memorix that kept other files (or [fetch.{library}] changed); run `memorix lock` to record what this one keeps"
+        )
+    )]
+    TreeMismatch { library: String, version: String, artifact: String, expected: String, actual: String },
+
+    #[error("cannot reach {registry} at {url}: {why}")]
+    #[diagnostic(
+        code(memorix::fetch::unreachable),
+        help(
+            "check the network, a proxy (HTTPS_PROXY) or the registry URL ({env}); `--offline` builds from what the Store has"
+        )
+    )]
+    Unreachable { registry: &'static str, url: String, why: String, env: &'static str },
+
+    #[error("{registry} has no {what} (asked {url}: {answer})")]
+    #[diagnostic(
+        code(memorix::fetch::not_found),
+        help("check the pin at {site}; the versions the registry knows: {known}")
+    )]
+    NotFound {
+        registry: &'static str,
+        what: String,
+        url: String,
+        answer: String,
+        site: String,
+        known: String,
+    },
+
+    #[error("{registry} answered {url} with something memorix cannot read: {why}")]
+    #[diagnostic(
+        code(memorix::fetch::bad_answer),
+        help("a mirror set in {env} must speak the registry's protocol")
+    )]
+    BadAnswer { registry: &'static str, url: String, why: String, env: &'static str },
+
+    #[error("{file} is not an archive memorix can read: {why}")]
+    #[diagnostic(
+        code(memorix::fetch::bad_archive),
+        help("nothing was stored; report the artifact to its maintainers")
+    )]
+    BadArchive { file: String, why: String },
+
+    #[error("{file} is not a .crate, .tar.gz, .tgz, .whl or .zip")]
+    #[diagnostic(
+        code(memorix::fetch::unknown_archive),
+        help("memorix reads the artifacts crates.io, PyPI and npm serve")
+    )]
+    UnknownArchive { file: String },
+
+    #[error("{file} unpacks to more than {cap} bytes or {entries} entries")]
+    #[diagnostic(
+        code(memorix::fetch::too_large),
+        help("nothing was stored; a release artifact this large is likely a decompression bomb")
+    )]
+    TooLarge { file: String, cap: u64, entries: usize },
+
+    #[error("{file} holds nothing the docs view keeps")]
+    #[diagnostic(
+        code(memorix::fetch::nothing_kept),
+        help("add `[fetch.{library}] include = [\"GLOB\", ...]` to memorix.toml to keep files of it")
+    )]
+    NothingKept { file: String, library: String },
+
+    #[error("{library} {version} is not in the Store, and fetching it from {registry} is off ({why})")]
+    #[diagnostic(
+        code(memorix::fetch::offline),
+        help(
+            "run `memorix build` without --offline (or `memorix fetch {library}`) to fetch it, or ingest it by hand: `memorix ingest docs/{library}/ DIR --version {version}`"
+        )
+    )]
+    Offline { library: String, version: String, registry: &'static str, why: &'static str },
+
+    #[error("{what} is not a valid registry URL: {url}")]
+    #[diagnostic(code(memorix::fetch::bad_registry_url), help("give an http:// or https:// URL"))]
+    BadRegistryUrl { what: &'static str, url: String },
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Store(#[from] crate::store::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Io(#[from] crate::diagnostics::IoError),
+}
+
+impl Error {
+    pub(crate) fn bad_archive(file: &str, why: impl std::fmt::Display) -> Box<Error> {
+        Box::new(Error::BadArchive { file: file.to_string(), why: why.to_string() })
+    }
+
+    /// 1 for a check that failed (a hash, a tree id), 2 for the rest.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::HashMismatch { .. } | Error::TreeMismatch { .. } => 1,
+            _ => 2,
+        }
+    }
+}

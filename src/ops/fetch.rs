@@ -1,0 +1,206 @@
+//! Fetching what a resolve will need (DESIGN.md §13.1): before resolving, each `@pin` locator
+//! whose library has no acceptable version in the Store (nor in the substituters, asked first)
+//! is fetched from its registry and ingested, so the resolve, which never writes the Store,
+//! finds it there like any hand-ingested version.
+
+use std::collections::BTreeSet;
+
+use super::error::{Error, Result};
+use super::project::{LockState, Project};
+use crate::fetch::{self, Fetched, Filter, Locked, Registries, Registry, Request};
+use crate::lock::{LockedLocator, Lockfile};
+use crate::manifest::{Manifest, MountDecl};
+use crate::model::{EntryKind, Locator, Selector, StorePath};
+use crate::pins::ResolvedPin;
+use crate::progress::Progress;
+use crate::resolve::PinSource;
+use crate::store::{Store, Writer};
+
+/// What fetching before a resolve did: the libraries fetched, or why they could not be (kept
+/// to explain the resolve's error, which names the versions the Store has).
+#[derive(Debug, Default)]
+pub struct Fetching {
+    pub fetched: Vec<Fetched>,
+    pub failure: Option<Box<fetch::Error>>,
+}
+
+impl Fetching {
+    /// The resolve's error, with why the fetch that would have avoided it did not happen.
+    pub(crate) fn explain(self, e: crate::resolve::Error) -> Error {
+        match self.failure {
+            Some(fetch) if no_version(&e) => {
+                Error::Unfetched(Box::new(super::error::Unfetched { resolve: e, fetch }))
+            }
+            _ => e.into(),
+        }
+    }
+}
+
+/// Whether a resolve failed because the Store has no acceptable version of a library.
+fn no_version(e: &crate::resolve::Error) -> bool {
+    use crate::resolve::Error as R;
+    use crate::store::Error as S;
+    match e {
+        R::InMount { inner, .. } => no_version(inner),
+        R::Store(S::NoVersions { .. } | S::NoAcceptableVersion { .. } | S::EmptyKind { .. }) => true,
+        _ => false,
+    }
+}
+
+/// Fetches the pinned docs the Store lacks. A hash or tree that does not match is an error at
+/// once (exit 1, nothing stored); other failures are kept for the resolve's error.
+pub(crate) fn fetch_pinned(
+    project: &Project,
+    writer: &Writer,
+    offline: bool,
+    progress: &dyn Progress,
+) -> Result<Fetching> {
+    let m = &project.manifest;
+    let lock = match project.read_lock()? {
+        LockState::Clean(l, _) => Some(l),
+        _ => None,
+    };
+    let requests = wanted(m, writer.store, lock.as_ref(), None);
+    let Some(first) = requests.first() else { return Ok(Fetching::default()) };
+    if offline || !m.pins.fetch {
+        let why = if offline { "--offline" } else { "[pins] fetch = false" };
+        let failure = fetch::Error::Offline {
+            library: first.library.clone(),
+            version: first.version.clone(),
+            registry: first.registry.as_str(),
+            why,
+        };
+        return Ok(Fetching { fetched: Vec::new(), failure: Some(Box::new(failure)) });
+    }
+    match fetch::fetch_all(writer, &Registries::load()?, requests, progress) {
+        Ok(fetched) => Ok(Fetching { fetched, failure: None }),
+        Err(e) if e.exit_code() == 1 => Err(e.into()),
+        Err(e) => Ok(Fetching { fetched: Vec::new(), failure: Some(e) }),
+    }
+}
+
+/// `memorix fetch [LIB...]`: fetches what the project's `@pin` mounts need and the Store
+/// lacks (only the named libraries, when some are named), without building.
+pub fn fetch(
+    start: &std::path::Path,
+    store_root: &std::path::Path,
+    libraries: &[String],
+    progress: &dyn Progress,
+) -> Result<Vec<Fetched>> {
+    let project = Project::open(start)?;
+    let _project_lock = project.lock(progress)?;
+    let store = Store::open_or_create(store_root, progress)?;
+    let writer = store.writer(progress)?;
+    writer.heal_latest()?;
+    let lock = match project.read_lock()? {
+        LockState::Clean(l, _) => Some(l),
+        _ => None,
+    };
+    let only: BTreeSet<String> = libraries.iter().cloned().collect();
+    let requests = wanted(&project.manifest, &store, lock.as_ref(), Some(&only));
+    Ok(fetch::fetch_all(&writer, &Registries::load()?, requests, progress)?)
+}
+
+/// The fetch requests for every `@pin` locator whose docs the Store lacks, one per
+/// (registry, library, version). Pins that do not resolve are left to the resolve to report.
+fn wanted(
+    m: &Manifest,
+    store: &Store,
+    lock: Option<&Lockfile>,
+    only: Option<&BTreeSet<String>>,
+) -> Vec<Request> {
+    let pins = PinSource::new(m);
+    let mut out: Vec<Request> = Vec::new();
+    for mount in &m.mounts {
+        for (i, loc) in mount.select.iter().enumerate() {
+            // The project's own `[sources]` provide what they feed; the registry does not.
+            if loc.selector != Some(Selector::Pin) || m.sources_feeding(loc).next().is_some() {
+                continue;
+            }
+            let Ok(pin) = pins.pin(mount, loc) else { continue };
+            let Some(registry) = Registry::of(pin.ecosystem) else { continue };
+            if only.is_some_and(|o| !o.is_empty() && !o.contains(&pin.library)) {
+                continue;
+            }
+            let entry = locked_entry(lock, mount, i, loc, &pin);
+            if !lacks(store, mount, loc, &pin, entry) {
+                continue;
+            }
+            let key = (registry, pin.library.clone(), pin.version.clone());
+            if out.iter().any(|r| (r.registry, r.library.clone(), r.version.clone()) == key) {
+                continue;
+            }
+            out.push(request(m, registry, loc, pin, entry));
+        }
+    }
+    out
+}
+
+/// The lock's entry for locator `i` of `mount`, when it follows the same pin.
+fn locked_entry<'l>(
+    lock: Option<&'l Lockfile>,
+    mount: &MountDecl,
+    i: usize,
+    loc: &Locator,
+    pin: &ResolvedPin,
+) -> Option<&'l LockedLocator> {
+    let entry = lock?.mounts.get(mount.path.as_str())?.locators.get(i)?;
+    let same = entry.locator == loc.to_string()
+        && entry.pin.as_ref().is_some_and(|p| p.version == pin.version && p.file == pin.file);
+    same.then_some(entry)
+}
+
+/// Whether the Store lacks the docs a `@pin` needs and a fetch can give them: the lock's tree
+/// when the lock says it was fetched (a lock entry without `fetched` came from a hand ingest,
+/// which only a substituter gives back), or else any version the mount's `match` accepts.
+fn lacks(
+    store: &Store,
+    mount: &MountDecl,
+    loc: &Locator,
+    pin: &ResolvedPin,
+    entry: Option<&LockedLocator>,
+) -> bool {
+    if let Some(e) = entry {
+        return e.fetched.is_some() && e.kind == EntryKind::Tree && !store.has_tree(&e.id);
+    }
+    let scheme = Some(pin.ecosystem.scheme());
+    store.locate_version(loc, Some(&pin.library), &pin.docs_version, mount.policy(), scheme).is_err()
+}
+
+/// One request: where the docs go (`docs/<lib>/`, or the locator's own place when it names
+/// the library), the pin's hashes, what the lock recorded, and `[fetch.LIB]`.
+fn request(
+    m: &Manifest,
+    registry: Registry,
+    loc: &Locator,
+    pin: ResolvedPin,
+    entry: Option<&LockedLocator>,
+) -> Request {
+    let dest = if loc.path.file_name() == Some(pin.library.as_str()) {
+        Locator::new(loc.kind, loc.path.clone(), true)
+    } else {
+        let path = StorePath::new(&pin.library).unwrap_or_else(|_| loc.path.clone());
+        Locator::new(loc.kind, path, true)
+    };
+    let decl = m.fetch.iter().find(|(name, _)| crate::pins::normalize(pin.ecosystem, name) == pin.library);
+    let filter = decl.map_or_else(Filter::default, |(_, d)| Filter {
+        include: (!d.include.is_empty()).then(|| d.include_set.clone()),
+        exclude: (!d.exclude.is_empty()).then(|| d.exclude_set.clone()),
+    });
+    let locked = entry.and_then(|e| {
+        let f = e.fetched.as_ref()?;
+        Some(Locked { artifact: f.artifact.clone(), hash: f.hash.clone(), tree: Some(e.id) })
+    });
+    Request {
+        registry,
+        library: pin.library,
+        version: pin.version,
+        docs_version: pin.docs_version,
+        dest,
+        pinned: pin.artifacts,
+        pin_file: pin.file,
+        site: pin.at,
+        locked,
+        filter,
+    }
+}

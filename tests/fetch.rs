@@ -1,0 +1,436 @@
+//! Fetchers end to end (DESIGN.md §13.1, §13.3): a project whose `@pin` mounts name libraries
+//! the Store lacks gets their docs from a local registry serving the corpus's real artifacts,
+//! verified by the hash its real lockfile records.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::registry::Registry;
+use common::{Run, TestEnv, corpus};
+
+/// A project with `lockfile` (a corpus lockfile, copied into the temp project as `name`) and
+/// one `libs/<lib>` mount per library, and a local registry serving the corpus.
+fn project(env: &TestEnv, lockfile: &str, name: &str, libs: &[&str]) -> Option<Registry> {
+    let src = corpus(lockfile)?;
+    let root = corpus("registry")?;
+    fs::copy(&src, env.project.join(name)).unwrap();
+    env.write("memorix.toml", &manifest(name, libs, ""));
+    Some(Registry::serve(&root))
+}
+
+fn manifest(pin_file: &str, libs: &[&str], extra: &str) -> String {
+    let mut m = format!("[pins]\nfiles = [\"{pin_file}\"]\n{extra}");
+    for lib in libs {
+        m.push_str(&format!("\n[mounts.\"libs/{lib}\"]\nselect = [\"docs/{lib}/@pin\"]\n"));
+    }
+    m
+}
+
+fn run(env: &TestEnv, reg: &Registry, args: &[&str]) -> Run {
+    let mut cmd = env.command();
+    for (k, v) in reg.env() {
+        cmd.env(k, v);
+    }
+    env.run_cmd(cmd.args(args))
+}
+
+fn lock_text(env: &TestEnv) -> String {
+    fs::read_to_string(env.project.join("memorix.lock")).unwrap()
+}
+
+/// The `fetched = {...}` line of `lib`'s locator in memorix.lock.
+fn fetched_line(env: &TestEnv, lib: &str) -> String {
+    let lock = lock_text(env);
+    let at =
+        lock.find(&format!("locator = \"docs/{lib}/@pin\"")).unwrap_or_else(|| panic!("{lib} in\n{lock}"));
+    let rest = &lock[at..];
+    let end = rest[1..].find("[[").map_or(rest.len(), |e| e + 1);
+    rest[..end].lines().skip_while(|l| !l.contains("fetched")).take(4).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn cargo_lock_pins_fetch_crates_verified_by_checksum() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit", "http"]) else {
+        return;
+    };
+    let out = run(&env, &reg, &["build"]).ok();
+    assert!(
+        out.stdout.contains("Fetched matchit 0.9.2 from crates-io (matchit-0.9.2.crate"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("verified by Cargo.lock"), "{}", out.stdout);
+    let memory = env.project.join(".memory/libs");
+    assert!(memory.join("matchit/README.md").is_file());
+    assert!(memory.join("matchit/src/lib.rs").is_file());
+    assert!(memory.join("http/Cargo.toml").is_file());
+    assert!(!memory.join("http/tests").exists() && !memory.join("http/benches").exists());
+    let line = fetched_line(&env, "matchit");
+    assert!(line.contains("registry = \"crates-io\""), "{line}");
+    assert!(line.contains("artifact = \"matchit-0.9.2.crate\""), "{line}");
+    assert!(
+        line.contains("hash = \"sha256:8863b587001c1b9a8a4e36008cebc6b3612cb1226fe2de94858e06092687b608\""),
+        "{line}"
+    );
+    // The fetched docs are an ordinary version: `versions` lists it.
+    let versions = env.run(&["versions", "docs/matchit/"]).ok();
+    assert!(versions.stdout.contains("0.9.2"), "{}", versions.stdout);
+}
+
+#[test]
+fn fetched_docs_are_the_generation_a_hand_ingest_makes() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    run(&env, &reg, &["build"]).ok();
+    let fetched = env.run(&["ls", "--json", "docs/matchit/"]).ok().stdout;
+    // Ingest by hand what was delivered (the docs view) into a second Store: same tree.
+    let other = TestEnv::new();
+    let dir = env.project.join(".memory/libs/matchit");
+    other.run(&["ingest", "docs/matchit/", dir.to_str().unwrap(), "--version", "0.9.2"]).ok();
+    let by_hand = other.run(&["ls", "--json", "docs/matchit/"]).ok().stdout;
+    let tree = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap()["id"].clone();
+    assert_eq!(tree(&fetched), tree(&by_hand));
+}
+
+#[test]
+fn uv_lock_fetches_the_click_sdist_with_its_docs_tree() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/flask/HEAD/uv.lock", "uv.lock", &["click"]) else { return };
+    let out = run(&env, &reg, &["build"]).ok();
+    assert!(out.stdout.contains("Fetched click 8.3.2 from pypi (click-8.3.2.tar.gz"), "{}", out.stdout);
+    let click = env.project.join(".memory/libs/click");
+    assert!(click.join("docs").is_dir(), "{:?}", common::walk(&click));
+    assert!(click.join("PKG-INFO").is_file());
+    assert!(!click.join("tests").exists());
+    let line = fetched_line(&env, "click");
+    assert!(line.contains("registry = \"pypi\"") && line.contains("click-8.3.2.tar.gz"), "{line}");
+    assert!(
+        line.contains("sha256:14162b8b3b3550a7d479eafa77dfd3c38d9dc8951f6f69c78913a8f9a7540fd5"),
+        "{line}"
+    );
+}
+
+#[test]
+fn requirements_hash_lines_verify_click_7() {
+    let env = TestEnv::new();
+    let Some(reg) =
+        project(&env, "lockfiles/warehouse/requirements/main.txt", "requirements.txt", &["click"])
+    else {
+        return;
+    };
+    let out = run(&env, &reg, &["build"]).ok();
+    assert!(out.stdout.contains("Fetched click 7.1.2 from pypi (click-7.1.2.tar.gz"), "{}", out.stdout);
+    assert!(out.stdout.contains("verified by requirements.txt"), "{}", out.stdout);
+    assert!(
+        fetched_line(&env, "click")
+            .contains("sha256:d2b5255c7c6349bc1bd1e59e08cd12acbbd63ce649f2588755783aa94dfb6b1a")
+    );
+}
+
+#[test]
+fn poetry_lock_files_verify_requests() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/poetry/1.8.5/poetry.lock", "poetry.lock", &["requests"]) else {
+        return;
+    };
+    let out = run(&env, &reg, &["build"]).ok();
+    assert!(
+        out.stdout.contains("Fetched requests 2.31.0 from pypi (requests-2.31.0.tar.gz"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("verified by poetry.lock"), "{}", out.stdout);
+    assert!(env.project.join(".memory/libs/requests/README.md").is_file());
+}
+
+#[test]
+fn package_lock_integrity_verifies_ms() {
+    let env = TestEnv::new();
+    let Some(reg) =
+        project(&env, "lockfiles/vscode-copilot-chat/package-lock.json", "package-lock.json", &["ms"])
+    else {
+        return;
+    };
+    let out = run(&env, &reg, &["build"]).ok();
+    assert!(out.stdout.contains("Fetched ms 2.1.3 from npm (ms-2.1.3.tgz"), "{}", out.stdout);
+    let ms = env.project.join(".memory/libs/ms");
+    assert!(ms.join("package.json").is_file() && ms.join("readme.md").is_file(), "{:?}", common::walk(&ms));
+    assert!(ms.join("index.js").is_file(), "the entry file package.json names is kept");
+    let line = fetched_line(&env, "ms");
+    assert!(line.contains("registry = \"npm\"") && line.contains("hash = \"sha512-"), "{line}");
+}
+
+#[test]
+fn a_pin_without_hash_records_the_registry_sha256_and_enforces_it() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/flask/HEAD/uv.lock", "uv.lock", &[]) else { return };
+    env.write("requirements.txt", "httpx==0.26.0\n");
+    env.write("memorix.toml", &manifest("requirements.txt", &["httpx"], ""));
+    let out = run(&env, &reg, &["build"]).ok();
+    assert!(out.stdout.contains("verified by pypi (trusted on first use)"), "{}", out.stdout);
+    let line = fetched_line(&env, "httpx");
+    assert!(
+        line.contains("sha256:451b55c30d5185ea6b23c2c793abf9bb237d2a7dfb901ced6ff69ad37ec1dfaf"),
+        "{line}"
+    );
+    // A fresh Store, and a registry that now serves other bytes: the lock's hash refuses them.
+    let fresh = TestEnv::new();
+    copy_project(&env.project, &fresh.project);
+    reg.tamper("httpx-0.26.0.tar.gz");
+    let out = run(&fresh, &reg, &["build", "--locked"]).expect(1);
+    assert!(out.stderr.contains("memorix::fetch::hash_mismatch"), "{}", out.stderr);
+    assert!(out.stderr.contains("memorix.lock"), "{}", out.stderr);
+}
+
+#[test]
+fn a_tampered_artifact_is_refused_and_the_store_is_unchanged() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let note = env.write("notes/a.md", "# a\n");
+    env.run(&["ingest", "rules/a.md", note.to_str().unwrap()]).ok();
+    let before = env.store_listing();
+    reg.tamper("matchit-0.9.2.crate");
+    let out = run(&env, &reg, &["build"]).expect(1);
+    assert!(out.stderr.contains("memorix::fetch::hash_mismatch"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("sha256:8863b587001c1b9a8a4e36008cebc6b3612cb1226fe2de94858e06092687b608"),
+        "names the expected hash: {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("help:") && out.stderr.contains("Cargo.lock:"), "{}", out.stderr);
+    let after = env.store_listing();
+    let new: Vec<_> = after.keys().filter(|k| !before.contains_key(*k)).collect();
+    assert!(new.is_empty(), "the Store gained {new:?}");
+    assert!(!env.project.join("memorix.lock").exists());
+}
+
+/// Copies a project's own files (not `.memory/`, not `.memorix/`): a fresh clone.
+fn copy_project(from: &Path, to: &Path) {
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if entry.file_type().unwrap().is_file() {
+            fs::copy(entry.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn build_locked_in_a_fresh_clone_reproduces_memory_from_the_registries_alone() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit", "http"]) else {
+        return;
+    };
+    run(&env, &reg, &["build"]).ok();
+    let fresh = TestEnv::new();
+    copy_project(&env.project, &fresh.project);
+    let lock_before = lock_text(&fresh);
+    let out = run(&fresh, &reg, &["build", "--locked"]).ok();
+    assert!(out.stdout.contains("Fetched http 1.5.0"), "{}", out.stdout);
+    let files = |dir: &Path| {
+        let mut l = common::listing(dir);
+        l.retain(|_, v| !v.contains(" dir "));
+        l
+    };
+    assert_eq!(files(&env.project.join(".memory")), files(&fresh.project.join(".memory")));
+    assert_eq!(lock_text(&fresh), lock_before);
+    // Everything present: the next builds make no request at all.
+    let served = reg.requests();
+    run(&fresh, &reg, &["build", "--locked"]).ok();
+    run(&fresh, &reg, &["build"]).ok();
+    // Past the build stamp, through the Store: still nothing to fetch, even with the
+    // registries on a closed port (`env.run`'s default).
+    fs::remove_file(fresh.project.join(".memorix/build-stamp")).unwrap();
+    run(&fresh, &reg, &["build"]).ok();
+    fs::remove_file(fresh.project.join(".memorix/build-stamp")).unwrap();
+    fresh.run(&["build", "--locked"]).ok();
+    assert_eq!(reg.requests(), served, "a build with everything present asked the registry");
+}
+
+#[test]
+fn offline_names_the_version_the_registry_and_the_command() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let out = run(&env, &reg, &["build", "--offline"]).expect(2);
+    assert!(out.stderr.contains("matchit 0.9.2"), "{}", out.stderr);
+    assert!(out.stderr.contains("crates-io") && out.stderr.contains("without --offline"), "{}", out.stderr);
+    assert_eq!(reg.requests(), 0);
+    env.write("memorix.toml", &manifest("Cargo.lock", &["matchit"], "fetch = false\n"));
+    let out = run(&env, &reg, &["build"]).expect(2);
+    assert!(out.stderr.contains("[pins] fetch = false"), "{}", out.stderr);
+    assert_eq!(reg.requests(), 0);
+}
+
+#[test]
+fn an_unreachable_registry_is_exit_2_with_the_url() {
+    let env = TestEnv::new();
+    let Some(_reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let out = env.run(&["build"]).expect(2);
+    assert!(
+        out.stderr.contains("cannot reach crates-io at http://127.0.0.1:9/config.json"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("--offline"), "{}", out.stderr);
+}
+
+#[test]
+fn fetch_include_and_exclude_adjust_the_docs_view() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let extra = "\n[fetch.matchit]\ninclude = [\"LICENSE*\"]\nexclude = [\"src/**\"]\n";
+    env.write("memorix.toml", &format!("{}{extra}", manifest("Cargo.lock", &["matchit"], "")));
+    run(&env, &reg, &["build"]).ok();
+    let dir = env.project.join(".memory/libs/matchit");
+    assert!(!dir.join("src").exists());
+    assert!(
+        fs::read_dir(&dir).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with("LICENSE"))
+    );
+}
+
+#[test]
+fn memorix_fetch_warms_the_store_without_building() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit", "http"]) else {
+        return;
+    };
+    let out = run(&env, &reg, &["--json", "fetch", "matchit"]).ok();
+    let json = out.json();
+    assert_eq!(json.as_array().unwrap().len(), 1, "{json}");
+    assert_eq!(json[0]["artifact"], "matchit-0.9.2.crate");
+    assert_eq!(json[0]["registry"], "crates-io");
+    assert!(!env.project.join(".memory").exists());
+    let again = run(&env, &reg, &["fetch", "matchit"]).ok();
+    assert!(again.stdout.contains("Nothing to fetch"), "{}", again.stdout);
+}
+
+/// Opt-in (`MEMORIX_LIVE_REGISTRIES=1`): the same pins from the real crates.io, PyPI and npm.
+#[test]
+#[allow(clippy::print_stderr)]
+fn live_registries_serve_the_pinned_hashes() {
+    if std::env::var_os("MEMORIX_LIVE_REGISTRIES").is_none_or(|v| v != "1") {
+        eprintln!("notice: skipping the live registry test (set MEMORIX_LIVE_REGISTRIES=1)");
+        return;
+    }
+    let cases = [
+        ("lockfiles/axum/Cargo.lock", "Cargo.lock", "matchit"),
+        ("lockfiles/flask/HEAD/uv.lock", "uv.lock", "click"),
+        ("lockfiles/warehouse/requirements/main.txt", "requirements.txt", "click"),
+        ("lockfiles/poetry/1.8.5/poetry.lock", "poetry.lock", "requests"),
+        ("lockfiles/vscode-copilot-chat/package-lock.json", "package-lock.json", "ms"),
+    ];
+    for (lockfile, name, lib) in cases {
+        let env = TestEnv::new();
+        let Some(src) = corpus(lockfile) else { return };
+        fs::copy(&src, env.project.join(name)).unwrap();
+        env.write("memorix.toml", &manifest(name, &[lib], ""));
+        let mut cmd = env.command();
+        for var in ["MEMORIX_CRATES_INDEX", "MEMORIX_PYPI_INDEX", "MEMORIX_NPM_REGISTRY"] {
+            cmd.env_remove(var);
+        }
+        for var in [
+            "HTTPS_PROXY",
+            "HTTP_PROXY",
+            "https_proxy",
+            "http_proxy",
+            "NO_PROXY",
+            "no_proxy",
+            "SSL_CERT_FILE",
+        ] {
+            if let Some(v) = std::env::var_os(var) {
+                cmd.env(var, v);
+            }
+        }
+        let out = env.run_cmd(cmd.args(["build"])).ok();
+        eprintln!(
+            "live {lockfile}: {}",
+            out.stdout.lines().find(|l| l.starts_with("Fetched")).unwrap_or("?")
+        );
+        eprintln!("  {}", fetched_line(&env, lib).replace('\n', " "));
+    }
+}
+
+#[test]
+fn explain_names_the_artifact() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    run(&env, &reg, &["build"]).ok();
+    let out = env.run(&["explain", ".memory/libs/matchit/README.md"]).ok();
+    assert!(
+        out.stdout.contains("  fetched matchit-0.9.2.crate from crates-io (sha256:8863b587"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn update_follows_a_moved_pin_to_a_newly_fetched_version() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    // Pin matchit 0.8.4 first (its real checksum), then move to the lockfile's 0.9.2.
+    let real = fs::read_to_string(env.project.join("Cargo.lock")).unwrap();
+    let old = real
+        .replace("name = \"matchit\"\nversion = \"0.9.2\"", "name = \"matchit\"\nversion = \"0.8.4\"")
+        .replace(
+            "8863b587001c1b9a8a4e36008cebc6b3612cb1226fe2de94858e06092687b608",
+            "47e1ffaa40ddd1f3ed91f717a33c8c0ee23fff369e3aa8772b9605cc1d22f4c3",
+        );
+    env.write("Cargo.lock", &old);
+    let out = run(&env, &reg, &["build"]).ok();
+    assert!(out.stdout.contains("Fetched matchit 0.8.4"), "{}", out.stdout);
+    env.write("Cargo.lock", &real);
+    let out = run(&env, &reg, &["update"]).ok();
+    assert!(out.stdout.contains("Fetched matchit 0.9.2"), "{}", out.stdout);
+    assert!(fetched_line(&env, "matchit").contains("matchit-0.9.2.crate"));
+    let versions = env.run(&["versions", "docs/matchit/"]).ok().stdout;
+    assert!(versions.contains("0.8.4") && versions.contains("0.9.2"), "{versions}");
+}
+
+#[test]
+fn a_clone_whose_docs_view_differs_from_the_lock_is_refused_by_tree_id() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    run(&env, &reg, &["build"]).ok();
+    let fresh = TestEnv::new();
+    copy_project(&env.project, &fresh.project);
+    let extra = "\n[fetch.matchit]\nexclude = [\"examples/**\"]\n";
+    fresh.write("memorix.toml", &format!("{}{extra}", manifest("Cargo.lock", &["matchit"], "")));
+    let out = run(&fresh, &reg, &["build", "--locked"]).expect(1);
+    assert!(out.stderr.contains("memorix::fetch::tree_mismatch"), "{}", out.stderr);
+    assert!(!fresh.project.join(".memory").exists());
+}
+
+#[test]
+fn a_version_the_registry_does_not_know_keeps_the_resolve_error_with_its_answer() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let real = fs::read_to_string(env.project.join("Cargo.lock")).unwrap();
+    env.write(
+        "Cargo.lock",
+        &real.replace("name = \"matchit\"\nversion = \"0.9.2\"", "name = \"matchit\"\nversion = \"0.9.99\""),
+    );
+    let out = run(&env, &reg, &["build"]).expect(2);
+    assert!(out.stderr.contains("memorix::resolve::no_versions"), "{}", out.stderr);
+    assert!(out.stderr.contains("crates-io has no matchit 0.9.99"), "{}", out.stderr);
+    assert!(out.stderr.contains("0.9.2"), "the versions the registry knows: {}", out.stderr);
+}
+
+#[test]
+fn a_pep_503_html_index_serves_as_well() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/flask/HEAD/uv.lock", "uv.lock", &["click"]) else { return };
+    let mut cmd = env.command();
+    for (k, v) in reg.env() {
+        cmd.env(k, v);
+    }
+    cmd.env("MEMORIX_PYPI_INDEX", format!("http://127.0.0.1:{}/pypi-html/simple/", reg.port));
+    let out = env.run_cmd(cmd.args(["build"])).ok();
+    assert!(out.stdout.contains("Fetched click 8.3.2 from pypi (click-8.3.2.tar.gz"), "{}", out.stdout);
+    assert!(
+        fetched_line(&env, "click")
+            .contains("sha256:14162b8b3b3550a7d479eafa77dfd3c38d9dc8951f6f69c78913a8f9a7540fd5")
+    );
+}
