@@ -250,6 +250,27 @@ fn build_locked_in_a_fresh_clone_reproduces_memory_from_the_registries_alone() {
     assert_eq!(reg.requests(), served, "a build with everything present asked the registry");
 }
 
+/// `status --check` and `lock --check` in a fresh clone obtain what the lock names as
+/// `build --locked` does: from the registries, then they judge (DESIGN.md §6, one verdict).
+#[test]
+fn checks_in_a_fresh_clone_fetch_before_judging() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    run(&env, &reg, &["build"]).ok();
+    for check in ["status", "lock"] {
+        let fresh = TestEnv::new();
+        copy_project(&env.project, &fresh.project);
+        // Offline, the Store cannot have the docs: the error says why, never "stale".
+        let out = run(&fresh, &reg, &[check, "--check", "--offline"]).expect(2);
+        assert!(out.stderr.contains("matchit 0.9.2") && !out.stdout.contains("stale"), "{out:?}");
+        let before = reg.requests();
+        let out = run(&fresh, &reg, &[check, "--check"]).ok();
+        assert!(!out.stdout.contains("stale"), "{check}: {}", out.stdout);
+        assert!(reg.requests() > before, "{check} fetched");
+        run(&fresh, &reg, &["build", "--locked", "--offline"]).ok();
+    }
+}
+
 #[test]
 fn offline_names_the_version_the_registry_and_the_command() {
     let env = TestEnv::new();

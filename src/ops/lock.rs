@@ -156,12 +156,40 @@ pub(crate) fn ensure_locked_git_sources(
 pub fn check(start: &Path, store_root: &Path, offline: bool, progress: &dyn Progress) -> Result<CheckReport> {
     let project = Project::open(start)?;
     let store = Store::open_or_create(store_root, progress)?;
-    let writer = store.writer(progress)?;
-    let fetched = super::remote::substitute(&project, &writer, offline, progress)?;
-    ensure_locked_git_sources(&project, &writer, offline, progress)?;
-    drop(writer);
+    let mut obtained = obtain(&project, &store.writer(progress)?, offline, progress)?;
     let (report, _) = check_project(&project, store_root)?;
-    judge(report, &fetched, "check memorix.lock")
+    obtained.judge(report, "check memorix.lock")
+}
+
+/// What a check obtained of the lock's objects before judging: from the substituters, git
+/// sources at their locked commits, and the registries for fetched docs.
+pub(crate) struct Obtained {
+    pub substituted: FetchReport,
+    /// Why a registry fetch that would have filled the Store did not happen.
+    fetch_failure: Option<Box<crate::fetch::Error>>,
+}
+
+/// Obtains what the Store lacks of the lock the way `build --locked` does, unless `offline`.
+pub(crate) fn obtain(
+    project: &Project,
+    writer: &Writer,
+    offline: bool,
+    progress: &dyn Progress,
+) -> Result<Obtained> {
+    let substituted = super::remote::substitute(project, writer, offline, progress)?;
+    ensure_locked_git_sources(project, writer, offline, progress)?;
+    let fetching = super::fetch::fetch_pinned(project, writer, offline, progress)?;
+    Ok(Obtained { substituted, fetch_failure: fetching.failure })
+}
+
+impl Obtained {
+    /// [`judge`], where objects still missing because a registry fetch failed show that failure.
+    pub(crate) fn judge(&mut self, report: CheckReport, verb: &'static str) -> Result<CheckReport> {
+        match (judge(report, &self.substituted, verb), self.fetch_failure.take()) {
+            (Err(_), Some(failure)) => Err(failure.into()),
+            (judged, _) => judged,
+        }
+    }
 }
 
 /// The one verdict on a lock, shared by `status --check`, `lock --check` and `build --locked`:

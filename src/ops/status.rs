@@ -78,15 +78,12 @@ pub fn status(
         LockState::Corrupt(e) => (None, Some(format!("{e}; run `memorix lock` to write it again"))),
     };
     let store = Store::open_or_create(store_root, progress)?;
-    let writer = store.writer(progress)?;
-    let substituted = super::remote::substitute(&project, &writer, offline, progress)?;
-    super::lock::ensure_locked_git_sources(&project, &writer, offline, progress)?;
-    drop(writer);
+    let mut obtained = super::lock::obtain(&project, &store.writer(progress)?, offline, progress)?;
     let mut problems = Vec::new();
     let mut stale = Default::default();
     if lock.is_some() {
         let (report, _) = super::lock::check_project(&project, store_root)?;
-        let report = super::lock::judge(report, &substituted, "check memorix.lock")?;
+        let report = obtained.judge(report, "check memorix.lock")?;
         problems = report.problems;
         stale = report.stale;
     }
@@ -99,7 +96,7 @@ pub fn status(
     }
     let fresh = lock_problem.is_none() && problems.is_empty();
     let delivery = delivery_state(&store, &project, lock.map(|l| l.environment.id))?;
-    Ok(Status { fresh, lock_problem, problems, mounts, delivery, substituted })
+    Ok(Status { fresh, lock_problem, problems, mounts, delivery, substituted: obtained.substituted })
 }
 
 /// What `.memory/` shows against the profile and the lock's environment `locked`.
