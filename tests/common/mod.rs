@@ -170,6 +170,18 @@ impl TestEnv {
     }
 }
 
+/// Runs git in `dir` with a fixed author and default branch; its trimmed stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=A", "-c", "user.email=a@example.com", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8").trim().to_string()
+}
+
 pub fn write_file(path: &Path, content: &[u8]) -> PathBuf {
     fs::create_dir_all(path.parent().expect("parent")).expect("create parents");
     fs::write(path, content).expect("write file");
