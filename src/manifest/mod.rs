@@ -97,6 +97,11 @@ impl SourceDecl {
     }
 }
 
+/// A source placed at `dest` feeds locator `loc` when one path lies inside the other.
+fn feeds(dest: &Locator, loc: &Locator) -> bool {
+    dest.kind == loc.kind && (loc.path.starts_with(&dest.path) || dest.path.starts_with(&loc.path))
+}
+
 fn source_key(dest: &Locator, version: Option<&str>) -> String {
     match version {
         Some(v) => format!("{}@v{v}", dest.place()),
@@ -836,18 +841,12 @@ impl Manifest {
     /// Sources of `kind` whose Store place overlaps `loc`'s path (they feed it).
     /// The lock keys of every source (folder or git) whose place overlaps `loc`.
     pub fn source_keys_feeding<'a>(&'a self, loc: &'a Locator) -> impl Iterator<Item = String> + 'a {
-        let overlaps = move |dest: &Locator| {
-            dest.kind == loc.kind && (loc.path.starts_with(&dest.path) || dest.path.starts_with(&loc.path))
-        };
-        let folders = self.sources.iter().filter(move |s| overlaps(&s.dest)).map(SourceDecl::key);
-        folders.chain(self.git_sources.iter().filter(move |g| overlaps(&g.dest)).map(GitSourceDecl::key))
+        let gits = self.git_sources.iter().filter(move |g| feeds(&g.dest, loc)).map(GitSourceDecl::key);
+        self.sources_feeding(loc).map(SourceDecl::key).chain(gits)
     }
 
     pub fn sources_feeding<'a>(&'a self, loc: &'a Locator) -> impl Iterator<Item = &'a SourceDecl> + 'a {
-        self.sources.iter().filter(move |s| {
-            s.dest.kind == loc.kind
-                && (loc.path.starts_with(&s.dest.path) || s.dest.path.starts_with(&loc.path))
-        })
+        self.sources.iter().filter(move |s| feeds(&s.dest, loc))
     }
 
     pub fn overrides_under<'a>(

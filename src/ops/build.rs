@@ -228,17 +228,11 @@ fn resolve(
         outcome.fetched = locked.fetched;
         return Ok(Ok((resolution, outcome)));
     }
-    outcome.substituted = super::remote::substitute(project, writer, req.offline, progress)?;
-    super::lock::ensure_locked_git_sources(project, writer, req.offline, progress)?;
-    let fetching = super::fetch::fetch_pinned(project, writer, req.offline, progress)?;
-    outcome.fetched = fetching.fetched;
+    let mut obtained = super::lock::obtain(project, writer, req.offline, progress)?;
     let (report, resolution) = super::lock::check_project(project, store_root)?;
-    let report =
-        match (super::lock::judge(report, &outcome.substituted, "build memorix.lock"), fetching.failure) {
-            // The objects are missing because fetching them failed: that is the error to show.
-            (Err(_), Some(failure)) => return Err(failure.into()),
-            (judged, _) => judged?,
-        };
+    let report = obtained.judge(report, "build memorix.lock")?;
+    outcome.fetched = std::mem::take(&mut obtained.fetched);
+    outcome.substituted = obtained.substituted;
     let Some(resolution) = resolution.filter(|_| report.ok) else {
         outcome.refused = Some(report);
         return Ok(Err(outcome));

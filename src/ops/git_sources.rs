@@ -12,7 +12,7 @@ use crate::fetch::git::{self, GitCache};
 use crate::lock::{LockedSource, Lockfile};
 use crate::manifest::GitSourceDecl;
 use crate::progress::Progress;
-use crate::resolve::Refresh;
+use crate::resolve::{Refresh, git_origin_matches};
 use crate::store::Writer;
 use crate::store::ingest::{Ingest, VersionLabel};
 use crate::store::source;
@@ -40,7 +40,7 @@ pub(crate) fn ingest_git_sources(
     let (mut out, mut moves) = (BTreeMap::new(), Vec::new());
     for g in &project.manifest.git_sources {
         let key = g.key();
-        let held = previous.and_then(|l| l.sources.get(&key)).filter(|l| same_origin(l, g));
+        let held = previous.and_then(|l| l.sources.get(&key)).filter(|l| git_origin_matches(l, g));
         let commit = match held.and_then(|l| l.commit.clone()) {
             Some(c) if !refresh.moves_source(&key) => c,
             _ if offline => return Err(git::Error::Offline { url: g.url.clone() }.into()),
@@ -73,7 +73,7 @@ pub(crate) fn ensure_locked_git(
     let cache = GitCache::default_location();
     for g in &project.manifest.git_sources {
         let key = g.key();
-        let Some(held) = lock.sources.get(&key).filter(|l| same_origin(l, g)) else { continue };
+        let Some(held) = lock.sources.get(&key).filter(|l| git_origin_matches(l, g)) else { continue };
         let Some(commit) = &held.commit else { continue };
         if offline || writer.store.has_tree(&held.hash) || writer.store.has_blob(&held.hash) {
             continue;
@@ -82,13 +82,6 @@ pub(crate) fn ensure_locked_git(
         same_content(&key, held, &taken)?;
     }
     Ok(())
-}
-
-/// The lock entry still describes what memorix.toml asks for.
-pub(crate) fn same_origin(l: &LockedSource, g: &GitSourceDecl) -> bool {
-    l.git.as_deref() == Some(g.url.as_str())
-        && l.follows.as_deref() == Some(g.reference.to_string().as_str())
-        && l.path == g.path.as_ref().map(|p| p.to_string()).unwrap_or_default()
 }
 
 fn same_content(key: &str, held: &LockedSource, taken: &LockedSource) -> Result<()> {

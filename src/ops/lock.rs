@@ -165,6 +165,7 @@ pub fn check(start: &Path, store_root: &Path, offline: bool, progress: &dyn Prog
 /// sources at their locked commits, and the registries for fetched docs.
 pub(crate) struct Obtained {
     pub substituted: FetchReport,
+    pub fetched: Vec<crate::fetch::Fetched>,
     /// Why a registry fetch that would have filled the Store did not happen.
     fetch_failure: Option<Box<crate::fetch::Error>>,
 }
@@ -179,11 +180,12 @@ pub(crate) fn obtain(
     let substituted = super::remote::substitute(project, writer, offline, progress)?;
     ensure_locked_git_sources(project, writer, offline, progress)?;
     let fetching = super::fetch::fetch_pinned(project, writer, offline, progress)?;
-    Ok(Obtained { substituted, fetch_failure: fetching.failure })
+    Ok(Obtained { substituted, fetched: fetching.fetched, fetch_failure: fetching.failure })
 }
 
 impl Obtained {
-    /// [`judge`], where objects still missing because a registry fetch failed show that failure.
+    /// [`judge`], where objects still missing because a registry fetch failed show that failure
+    /// (the objects are missing because fetching them failed: that is the error to show).
     pub(crate) fn judge(&mut self, report: CheckReport, verb: &'static str) -> Result<CheckReport> {
         match (judge(report, &self.substituted, verb), self.fetch_failure.take()) {
             (Err(_), Some(failure)) => Err(failure.into()),

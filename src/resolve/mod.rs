@@ -456,6 +456,14 @@ fn source_problem(lock: &Lockfile, s: &crate::manifest::SourceDecl, now: &Id) ->
     }
 }
 
+/// The lock entry `l` still describes what git source `g` asks for: its repository, what it
+/// follows and its subdirectory.
+pub(crate) fn git_origin_matches(l: &crate::lock::LockedSource, g: &crate::manifest::GitSourceDecl) -> bool {
+    l.git.as_deref() == Some(g.url.as_str())
+        && l.follows.as_deref() == Some(g.reference.to_string().as_str())
+        && l.path == g.path.as_ref().map(|p| p.to_string()).unwrap_or_default()
+}
+
 /// Why git source `g` no longer matches the lock, if it does not: the lock names another
 /// origin (memorix.toml changed it) or none. A branch that moved on is not staleness.
 fn git_source_problem(lock: &Lockfile, g: &crate::manifest::GitSourceDecl) -> Option<String> {
@@ -463,12 +471,9 @@ fn git_source_problem(lock: &Lockfile, g: &crate::manifest::GitSourceDecl) -> Op
     let Some(l) = lock.sources.get(&place) else {
         return Some(format!("source `{place}` (git {}) is not in memorix.lock", g.url));
     };
-    let path = g.path.as_ref().map(|p| p.to_string()).unwrap_or_default();
-    let follows = g.reference.to_string();
-    if l.git.as_deref() != Some(g.url.as_str())
-        || l.follows.as_deref() != Some(follows.as_str())
-        || l.path != path
-    {
+    if !git_origin_matches(l, g) {
+        let path = g.path.as_ref().map(|p| p.to_string()).unwrap_or_default();
+        let follows = g.reference.to_string();
         return Some(format!(
             "source `{place}`: memorix.toml follows {follows} of {} (path {path:?}); memorix.lock has {} of {} (path {:?})",
             g.url,
