@@ -118,15 +118,17 @@ fn registries() -> (Option<common::registry::Registry>, Vec<(&'static str, Strin
     }
 }
 
-/// A page that fetches from the registries says so; without the corpus it is skipped.
+/// Where a page starts fetching from the registries it says so; without the corpus, the
+/// blocks from that line on are skipped.
 const NEEDS_REGISTRY: &str = "<!-- docs test: serves the corpus registry -->";
 
 fn run_file(doc: &Path, with_examples: bool) -> usize {
     let text = fs::read_to_string(doc).unwrap();
     let (registry, registry_env) = registries();
-    if registry.is_none() && text.contains(NEEDS_REGISTRY) {
-        return 0;
-    }
+    let runnable = match text.lines().position(|l| l.trim() == NEEDS_REGISTRY) {
+        Some(at) if registry.is_none() => at + 1,
+        _ => usize::MAX,
+    };
     let sandbox = tempfile::tempdir().unwrap();
     let root = sandbox.path().canonicalize().unwrap();
     let project = root.join("project");
@@ -140,7 +142,7 @@ fn run_file(doc: &Path, with_examples: bool) -> usize {
     let bless = std::env::var_os("MEMORIX_BLESS_DOCS").is_some();
     let mut blessed: Vec<((usize, usize), Vec<String>)> = Vec::new();
     for block in blocks(&text) {
-        for step in block {
+        for step in block.into_iter().take_while(|s| s.line <= runnable) {
             // `cargo test` is this test; `cargo install` would put this build's memorix on PATH,
             // which the sandbox's PATH already does.
             if step.command.starts_with("cargo test") || step.command.starts_with("cargo install") {

@@ -455,3 +455,97 @@ fn a_pep_503_html_index_serves_as_well() {
             .contains("sha256:14162b8b3b3550a7d479eafa77dfd3c38d9dc8951f6f69c78913a8f9a7540fd5")
     );
 }
+
+/// A bare project holding the router-cli example's own pin files (no corpus file is copied),
+/// and a local registry serving the corpus.
+fn router_project(env: &TestEnv) -> Option<Registry> {
+    let root = corpus("registry")?;
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/router-cli");
+    for f in ["Cargo.lock", "requirements.txt"] {
+        fs::copy(example.join(f), env.project.join(f)).unwrap();
+    }
+    env.write("memorix.toml", "# Ours.\n[project]\nname = \"router\"\n");
+    Some(Registry::serve(&root))
+}
+
+#[test]
+fn add_deps_mounts_each_direct_dependency_and_fetches_its_docs() {
+    let env = TestEnv::new();
+    let Some(reg) = router_project(&env) else { return };
+    let out = run(&env, &reg, &["add", "--deps", "--pins", "Cargo.lock"]).ok();
+    let expected = "\
+Fetched http 1.5.0 from crates-io (http-1.5.0.crate, 24 files) into docs/http/, verified by Cargo.lock (sha256:918d3568bebf352712bc2ef3d46a8bcf1a75b373be6539de198e9105cbbf9ce0)
+Fetched matchit 0.9.2 from crates-io (matchit-0.9.2.crate, 9 files) into docs/matchit/, verified by Cargo.lock (sha256:8863b587001c1b9a8a4e36008cebc6b3612cb1226fe2de94858e06092687b608)
+Listed Cargo.lock in [pins] files
+Added 2 mounts to memorix.toml:
+  libs/http     http 1.5.0 (Cargo.lock)
+  libs/matchit  matchit 0.9.2 (Cargo.lock)
+Wrote memorix.lock. Run `memorix build` to deliver them.
+";
+    assert_eq!(out.stdout, expected);
+    let manifest = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
+    assert_eq!(
+        manifest,
+        "# Ours.\n[project]\nname = \"router\"\n\n[pins]\nfiles = [\"Cargo.lock\"]\n\n\
+         [mounts.\"libs/http\"]\nselect = [\"docs/http/@pin\"]\nintent = \"http docs at the version Cargo.lock pins\"\n\n\
+         [mounts.\"libs/matchit\"]\nselect = [\"docs/matchit/@pin\"]\nintent = \"matchit docs at the version Cargo.lock pins\"\n"
+    );
+    run(&env, &reg, &["build"]).ok();
+    assert!(env.project.join(".memory/libs/matchit/README.md").is_file());
+    assert!(!env.project.join(".memory/libs/bytes").exists(), "bytes is not a direct dependency");
+    // Again: nothing new, nothing fetched, memorix.toml as it was.
+    let requests = reg.requests();
+    let again = run(&env, &reg, &["add", "--deps"]).ok();
+    assert!(again.stdout.starts_with("Added no mount: every direct dependency has one"), "{}", again.stdout);
+    assert_eq!(fs::read_to_string(env.project.join("memorix.toml")).unwrap(), manifest);
+    assert_eq!(reg.requests(), requests);
+    // `all` adds what the direct dependencies pull in; the other pin file adds click.
+    let all = run(&env, &reg, &["add", "--deps", "all"]).ok();
+    assert!(all.stdout.contains("Added 2 mounts to memorix.toml:\n  libs/bytes  bytes 1.11.1 (Cargo.lock)\n  libs/itoa   itoa 1.0.17 (Cargo.lock)\nKept 2 a mount already selects:\n"), "{}", all.stdout);
+    assert!(all.stdout.contains("Skipped 1 not served by crates.io, PyPI or npm (path, git or workspace packages):\n  router-cli 0.1.0 (Cargo.lock)\n"), "{}", all.stdout);
+    let py = run(&env, &reg, &["add", "--deps", "--pins", "./requirements.txt", "--json"]).ok();
+    let json: serde_json::Value = serde_json::from_str(&py.stdout).unwrap();
+    assert_eq!(json["listed"], "requirements.txt");
+    assert_eq!(json["added"][0]["mount"], "libs/click");
+    assert_eq!(json["added"][0]["version"], "8.3.2");
+    assert_eq!(json["lock"]["fetched"][0]["verified_by"], "requirements.txt");
+    run(&env, &reg, &["build"]).ok();
+    let libs: Vec<String> = fs::read_dir(env.project.join(".memory/libs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(libs, ["bytes", "click", "http", "itoa", "matchit"]);
+}
+
+#[test]
+fn add_deps_refuses_what_it_cannot_do_and_leaves_memorix_toml_as_it_was() {
+    let env = TestEnv::new();
+    let Some(reg) = router_project(&env) else { return };
+    let before = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
+    let none = run(&env, &reg, &["add", "--deps"]).expect(2);
+    assert!(none.stderr.contains("memorix::add::no_pin_files"), "{}", none.stderr);
+    assert!(none.stderr.contains("memorix add --deps --pins Cargo.lock"), "{}", none.stderr);
+    // poetry.lock does not say what the project depends on directly.
+    let Some(poetry) = corpus("lockfiles/poetry/1.8.5/poetry.lock") else { return };
+    fs::copy(poetry, env.project.join("poetry.lock")).unwrap();
+    let direct = run(&env, &reg, &["add", "--deps", "--pins", "poetry.lock"]).expect(2);
+    assert!(direct.stderr.contains("memorix::add::direct_unknown"), "{}", direct.stderr);
+    assert!(direct.stderr.contains("memorix add --deps all"), "{}", direct.stderr);
+    // A registry that cannot be reached: the fetch fails, memorix.toml is put back.
+    let closed = env.run(&["add", "--deps", "--pins", "Cargo.lock"]).expect(2);
+    assert!(closed.stderr.contains("cannot reach crates-io"), "{}", closed.stderr);
+    assert_eq!(fs::read_to_string(env.project.join("memorix.toml")).unwrap(), before);
+    assert!(!env.project.join("memorix.lock").exists());
+    let offline = run(&env, &reg, &["add", "--deps", "--pins", "Cargo.lock", "--offline"]).expect(2);
+    assert!(
+        offline.stderr.contains("memorix::fetch::offline") || offline.stderr.contains("--offline"),
+        "{}",
+        offline.stderr
+    );
+    assert_eq!(fs::read_to_string(env.project.join("memorix.toml")).unwrap(), before);
+    assert_eq!(reg.requests(), 0);
+    // A MOUNT with --deps is a usage error.
+    env.run(&["add", "libs/x", "--deps"]).expect(2);
+}

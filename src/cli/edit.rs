@@ -1,4 +1,6 @@
+use super::render::Text;
 use super::{Context, render};
+use crate::ops::deps::{Dep, DepsAdded, Scope, add_deps};
 use crate::ops::edit::{Addition, Edited, add, remove};
 use crate::ops::error::Result;
 
@@ -6,16 +8,28 @@ use crate::ops::error::Result;
 ///
 /// The mount is created when new; memorix.toml keeps its comments and formatting.
 /// Examples: `memorix add python rules/python/ --intent "Python rules"`,
-/// `memorix add web --quest 3f2a9c01` (reuse a view found with `memorix quest search`).
+/// `memorix add web --quest 3f2a9c01` (reuse a view found with `memorix quest search`),
+/// `memorix add --deps` (a `libs/<name>` mount with `docs/<name>/@pin` for every direct
+/// dependency in the pin files; their docs are fetched at the pinned versions).
 #[derive(Debug, clap::Args)]
 pub struct AddArgs {
     /// The mount path inside .memory/, e.g. python or libs/httpx
-    #[arg(value_name = "MOUNT")]
-    mount: String,
+    #[arg(value_name = "MOUNT", required_unless_present = "deps", conflicts_with = "deps")]
+    mount: Option<String>,
 
     /// Locators to append to the mount's select
-    #[arg(value_name = "LOCATOR", required_unless_present = "quest", conflicts_with = "quest")]
+    #[arg(value_name = "LOCATOR", required_unless_present_any = ["quest", "deps"], conflicts_with = "quest")]
     locators: Vec<String>,
+
+    /// One mount per dependency of the pin files: `direct` (what the project itself depends
+    /// on; the default) or `all` (everything they pin)
+    #[arg(long, value_name = "WHICH", num_args = 0..=1, default_missing_value = "direct")]
+    deps: Option<DepScope>,
+
+    /// With --deps: read this pin file (relative to memorix.toml) instead of every
+    /// `[pins] files` entry; it is added to `[pins] files` when missing
+    #[arg(long, value_name = "FILE", requires = "deps")]
+    pins: Option<String>,
 
     /// Use this (derivation) quest's selection for the mount
     #[arg(long, value_name = "ID")]
@@ -24,15 +38,87 @@ pub struct AddArgs {
     /// Why the mount exists (grep-able quest text)
     #[arg(long, value_name = "TEXT")]
     intent: Option<String>,
+
+    #[command(flatten)]
+    net: super::Offline,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum DepScope {
+    Direct,
+    All,
 }
 
 pub fn add_cmd(ctx: &Context, args: AddArgs) -> Result<u8> {
     let cwd = &ctx.cwd;
+    if let Some(which) = args.deps {
+        let scope = match which {
+            DepScope::Direct => Scope::Direct,
+            DepScope::All => Scope::All,
+        };
+        return report_deps(
+            ctx,
+            &add_deps(cwd, &ctx.store, scope, args.pins.as_deref(), args.net.offline, &ctx.progress)?,
+        );
+    }
+    let mount = args.mount.expect("clap requires MOUNT without --deps");
     let what = match args.quest {
         Some(id) => Addition::Quest { id, intent: args.intent },
         None => Addition::Locators { locators: args.locators, intent: args.intent },
     };
-    report(ctx, &add(cwd, &ctx.store, &args.mount, what, &ctx.progress)?, "Added")
+    report(ctx, &add(cwd, &ctx.store, &mount, what, args.net.offline, &ctx.progress)?, "Added")
+}
+
+/// What was fetched, then a row per mount added, kept or skipped, then the lock.
+fn report_deps(ctx: &Context, d: &DepsAdded) -> Result<u8> {
+    if ctx.json {
+        render::json(d)?;
+        return Ok(0);
+    }
+    let mut s = Text::default();
+    super::fetch::lines(&mut s, &d.lock.fetched);
+    if let Some(f) = &d.listed {
+        s.line(format_args!("Listed {f} in [pins] files"));
+    }
+    let scope = match d.scope {
+        Scope::Direct => "direct dependency",
+        Scope::All => "dependency",
+    };
+    let n = d.added.len();
+    match n {
+        0 => s.line(format_args!("Added no mount: every {scope} has one or is skipped")),
+        _ => s.line(format_args!("Added {n} {} to memorix.toml:", plural(n, "mount"))),
+    }
+    rows(&mut s, &d.added);
+    if !d.kept.is_empty() {
+        s.line(format_args!("Kept {} a mount already selects:", d.kept.len()));
+        rows(&mut s, &d.kept);
+    }
+    if !d.skipped.is_empty() {
+        let n = d.skipped.len();
+        s.line(format_args!(
+            "Skipped {n} not served by crates.io, PyPI or npm (path, git or workspace packages):"
+        ));
+        for d in &d.skipped {
+            s.line(format_args!("  {} {} ({})", d.library, d.version, d.file));
+        }
+    }
+    let lock = if d.lock.written { "Wrote memorix.lock" } else { "memorix.lock unchanged" };
+    s.line(format_args!("{lock}. Run `memorix build` to deliver them."));
+    render::note(ctx, &s)?;
+    Ok(0)
+}
+
+/// `  libs/http     http 1.5.0 (Cargo.lock)`, mount names aligned.
+fn rows(s: &mut Text, deps: &[Dep]) {
+    let width = deps.iter().map(|d| d.mount.len()).max().unwrap_or(0);
+    for d in deps {
+        s.line(format_args!("  {:width$}  {} {} ({})", d.mount, d.library, d.version, d.file));
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 { word.to_string() } else { format!("{word}s") }
 }
 
 /// Remove a mount from memorix.toml (and its overrides), then lock
@@ -42,11 +128,14 @@ pub fn add_cmd(ctx: &Context, args: AddArgs) -> Result<u8> {
 pub struct RemoveArgs {
     #[arg(value_name = "MOUNT")]
     mount: String,
+
+    #[command(flatten)]
+    net: super::Offline,
 }
 
 pub fn remove_cmd(ctx: &Context, args: RemoveArgs) -> Result<u8> {
     let cwd = &ctx.cwd;
-    report(ctx, &remove(cwd, &ctx.store, &args.mount, &ctx.progress)?, "Removed")
+    report(ctx, &remove(cwd, &ctx.store, &args.mount, args.net.offline, &ctx.progress)?, "Removed")
 }
 
 fn report(ctx: &Context, e: &Edited, verb: &str) -> Result<u8> {
@@ -56,9 +145,12 @@ fn report(ctx: &Context, e: &Edited, verb: &str) -> Result<u8> {
     }
     let lock = if e.lock.written { "wrote memorix.lock" } else { "memorix.lock unchanged" };
     let what = if e.created { "new mount" } else { "mount" };
-    render::note(
-        ctx,
-        &format!("{verb} {what} `{}` in memorix.toml; {lock}. Run `memorix build` to deliver it.\n", e.mount),
-    )?;
+    let mut s = Text::default();
+    super::fetch::lines(&mut s, &e.lock.fetched);
+    s.line(format_args!(
+        "{verb} {what} `{}` in memorix.toml; {lock}. Run `memorix build` to deliver it.",
+        e.mount
+    ));
+    render::note(ctx, &s)?;
     Ok(0)
 }

@@ -134,7 +134,7 @@ pub struct Context {
 /// `--offline`, for the commands that may fetch what the Store lacks of memorix.lock.
 #[derive(Debug, clap::Args)]
 pub struct Offline {
-    /// Never fetch what the Store lacks from the substituters; what is missing is reported
+    /// Never reach the network (substituters, registries, git); what is missing is reported
     #[arg(long, env = "MEMORIX_OFFLINE", value_parser = clap::builder::BoolishValueParser::new())]
     pub offline: bool,
 }

@@ -36,14 +36,12 @@ pub fn add(
     store_root: &Path,
     mount: &str,
     what: Addition,
+    offline: bool,
     progress: &dyn Progress,
 ) -> Result<Edited> {
     let path = manifest::find(start)?;
     let text = std::fs::read_to_string(&path).map_err(Error::io("read", &path))?;
-    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| Error::InvalidToml {
-        path: path.to_path_buf(),
-        message: e.message().to_string(),
-    })?;
+    let mut doc = parse_doc(&path, &text)?;
     let mount = mount.trim_end_matches('/');
     let (select, keys, intent): (Vec<String>, Vec<(&str, Item)>, Option<String>) = match what {
         Addition::Locators { locators, intent } => {
@@ -103,17 +101,20 @@ pub fn add(
     if let Some(intent) = intent {
         table.insert("intent", value(intent));
     }
-    let lock = write_then_lock(&path, &text, &doc.to_string(), start, store_root, progress)?;
+    let lock = write_then_lock(&path, &text, &doc.to_string(), start, store_root, offline, progress)?;
     Ok(Edited { mount: mount.to_string(), created, lock })
 }
 
-pub fn remove(start: &Path, store_root: &Path, mount: &str, progress: &dyn Progress) -> Result<Edited> {
+pub fn remove(
+    start: &Path,
+    store_root: &Path,
+    mount: &str,
+    offline: bool,
+    progress: &dyn Progress,
+) -> Result<Edited> {
     let path = manifest::find(start)?;
     let text = std::fs::read_to_string(&path).map_err(Error::io("read", &path))?;
-    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| Error::InvalidToml {
-        path: path.to_path_buf(),
-        message: e.message().to_string(),
-    })?;
+    let mut doc = parse_doc(&path, &text)?;
     let mount = mount.trim_end_matches('/');
     let mounts = doc.get_mut("mounts").and_then(Item::as_table_like_mut);
     let known: Vec<String> =
@@ -137,22 +138,31 @@ pub fn remove(start: &Path, store_root: &Path, mount: &str, progress: &dyn Progr
             overrides.remove(&k);
         }
     }
-    let lock = write_then_lock(&path, &text, &doc.to_string(), start, store_root, progress)?;
+    let lock = write_then_lock(&path, &text, &doc.to_string(), start, store_root, offline, progress)?;
     Ok(Edited { mount: mount.to_string(), created: false, lock })
 }
 
+/// memorix.toml as an editable document.
+pub(super) fn parse_doc(path: &Path, text: &str) -> Result<DocumentMut> {
+    text.parse().map_err(|e: toml_edit::TomlError| Error::InvalidToml {
+        path: path.to_path_buf(),
+        message: e.message().to_string(),
+    })
+}
+
 /// Writes the edited manifest and locks; on failure the original text is written back.
-fn write_then_lock(
+pub(super) fn write_then_lock(
     path: &Path,
     old: &str,
     new: &str,
     start: &Path,
     store_root: &Path,
+    offline: bool,
     progress: &dyn Progress,
 ) -> Result<LockOutcome> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fsutil::write_atomic(dir, path, new.as_bytes())?;
-    match lock(start, store_root, false, progress) {
+    match lock(start, store_root, offline, progress) {
         Ok(outcome) => Ok(outcome),
         Err(e) => {
             fsutil::write_atomic(dir, path, old.as_bytes())?;

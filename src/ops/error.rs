@@ -92,6 +92,22 @@ pub enum Error {
     #[diagnostic(code(memorix::manifest::unknown_source), help("the git sources are: {}", if known.is_empty() { "none".to_string() } else { known.join(", ") }))]
     UnknownGitSource { key: String, known: Vec<String> },
 
+    #[error("no pin file to read dependencies from: [pins] files is empty")]
+    #[diagnostic(
+        code(memorix::add::no_pin_files),
+        help("name one: `memorix add --deps --pins Cargo.lock` (it is added to [pins] files)")
+    )]
+    NoPinFilesToRead,
+
+    #[error("{file} does not say which packages the project depends on directly")]
+    #[diagnostic(
+        code(memorix::add::direct_unknown),
+        help(
+            "`memorix add --deps all` mounts every package it pins; or name a pin file that records the project's own dependencies (uv.lock, Cargo.lock, package-lock.json, requirements.txt)"
+        )
+    )]
+    DirectUnknown { file: String },
+
     #[error("memorix.toml has no mount `{name}`")]
     #[diagnostic(code(memorix::manifest::unknown_mount), help("{}", mount_choices(suggestion, known)))]
     UnknownMount { name: String, known: Vec<String>, suggestion: Option<String> },

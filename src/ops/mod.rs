@@ -3,6 +3,7 @@
 
 pub mod build;
 pub mod cat;
+pub mod deps;
 pub mod edit;
 pub mod error;
 pub mod explain;

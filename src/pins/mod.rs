@@ -154,6 +154,11 @@ pub struct PinFile {
 }
 
 impl PinFile {
+    /// Whether the file says which packages the project depends on directly.
+    pub fn records_direct(&self) -> bool {
+        self.records_direct
+    }
+
     fn new(path: &Path, format: Format) -> PinFile {
         PinFile {
             path: path.to_path_buf(),
@@ -192,7 +197,7 @@ pub fn parse_file(path: &Path) -> Result<PinFile> {
 }
 
 /// [`parse_file`], with `name` for the file in messages (the project-relative path).
-fn parse_named(path: &Path, name: &str) -> Result<PinFile> {
+pub fn parse_named(path: &Path, name: &str) -> Result<PinFile> {
     let text = text::read(path, name)?;
     let format = format::detect(path, &text)
         .ok_or_else(|| PinError::UnknownFormat { path: name.to_string(), known: format::KNOWN })?;
