@@ -4,6 +4,8 @@
 
 /// Every crash point, in the order an operation reaches them.
 pub const POINTS: &[&str] = &[
+    "fetch.staged",
+    "fetch.recorded",
     "ingest.blobs",
     "ingest.trees",
     "publish.staged",

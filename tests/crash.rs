@@ -99,6 +99,8 @@ fn every_crash_point_leaves_a_recoverable_state() {
     let mut cases: Vec<(&str, &[&str], &str)> = Vec::new();
     for p in memorix::fault::POINTS {
         match *p {
+            // Reached only by a fetch: `a_crash_inside_a_fetch_leaves_no_partial_version`.
+            "fetch.staged" | "fetch.recorded" => {}
             "lock.write" | "build.derivations" | "build.environment" | "build.synced" => {
                 cases.push((p, &build, V2))
             }
@@ -136,4 +138,59 @@ fn every_crash_point_leaves_a_recoverable_state() {
     println!("crash points: {injected} injected, {recovered} recovered, {} lost", lost.len());
     assert!(lost.is_empty(), "{lost:#?}");
     assert_eq!(injected, cases.len());
+}
+
+/// A project pinning matchit 0.9.2 whose docs come from the local registry (the corpus's
+/// real `.crate`), with the lockfile line written here.
+fn fetching_project() -> TestEnv {
+    let env = TestEnv::new();
+    env.write(
+        "Cargo.lock",
+        "version = 4\n\n[[package]]\nname = \"matchit\"\nversion = \"0.9.2\"\n\
+         source = \"registry+https://github.com/rust-lang/crates.io-index\"\n\
+         checksum = \"8863b587001c1b9a8a4e36008cebc6b3612cb1226fe2de94858e06092687b608\"\n",
+    );
+    env.write(
+        "memorix.toml",
+        "[pins]\nfiles = [\"Cargo.lock\"]\n\n[mounts.\"libs/matchit\"]\nselect = [\"docs/matchit/@pin\"]\n",
+    );
+    env
+}
+
+/// Killed anywhere inside a fetch (before its record, between record and ingest, or inside
+/// the ingest of the fetched docs), the Store holds no partial version: `verify` is clean, and
+/// the next build fetches again and locks the docs with where they came from.
+#[test]
+fn a_crash_inside_a_fetch_leaves_no_partial_version() {
+    let Some(root) = common::corpus("registry") else { return };
+    let registry = common::registry::Registry::serve(&root);
+    let points =
+        ["fetch.staged", "fetch.recorded", "ingest.blobs", "ingest.trees", "publish.staged", "publish.ref"];
+    let (mut injected, mut lost) = (0, Vec::new());
+    for point in points {
+        let env = fetching_project();
+        let mut cmd = env.command();
+        cmd.args(["build"]).env("MEMORIX_CRASH_AT", point).envs(registry.env());
+        let crashed = env.run_cmd(&mut cmd);
+        if crashed.code != -6 {
+            lost.push(format!("{point}: not reached (exit {}): {}", crashed.code, crashed.stderr));
+            continue;
+        }
+        injected += 1;
+        if let Err(e) = store_is_recoverable(&env) {
+            lost.push(format!("{point}: {e}"));
+            continue;
+        }
+        let rebuilt = env.run_cmd(env.command().arg("build").envs(registry.env()));
+        let lock = fs::read_to_string(env.project.join("memorix.lock")).unwrap_or_default();
+        if rebuilt.code != 0 {
+            lost.push(format!("{point}: build after the crash: {}", rebuilt.stderr));
+        } else if !lock.contains("artifact = \"matchit-0.9.2.crate\"") {
+            lost.push(format!("{point}: the lock does not say where the docs came from:\n{lock}"));
+        } else if !env.project.join(".memory/libs/matchit/README.md").is_file() {
+            lost.push(format!("{point}: no docs delivered"));
+        }
+    }
+    println!("fetch crash points: {injected} injected, {} lost", lost.len());
+    assert!(lost.is_empty(), "{lost:#?}");
 }

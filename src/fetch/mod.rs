@@ -330,13 +330,17 @@ fn ingest(writer: &Writer, staged: Staged, progress: &dyn Progress) -> Result<Fe
     let message = format!("fetched {} from {} ({})", ready.cand.file, req.registry.as_str(), ready.hash);
     let request =
         Ingest { dest: &req.dest, layout, merge: false, label: Some(&label), message: Some(message) };
-    let outcome = writer.ingest(request, progress)?;
     let record = FetchRecord {
         registry: req.registry.as_str().into(),
         artifact: ready.cand.file.clone(),
         hash: ready.hash.to_string(),
     };
+    // The record goes first: a version in the Store without it could never be locked with
+    // `fetched`, so a fresh clone could not fetch it; a record without its version is inert.
+    crate::fault::point("fetch.staged");
     writer.record_fetched(&tree, &record)?;
+    crate::fault::point("fetch.recorded");
+    let outcome = writer.ingest(request, progress)?;
     Ok(Fetched {
         registry: req.registry,
         library: req.library.clone(),

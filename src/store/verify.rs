@@ -376,7 +376,11 @@ impl Verifier<'_> {
             if found.is_empty() {
                 continue;
             }
-            let parent = chain.get(1).and_then(|(_, g)| self.expected(&g.root));
+            // Before a kind's first generation, its checkout was empty.
+            let parent = match chain.get(1) {
+                Some((_, g)) => self.expected(&g.root),
+                None => Some(BTreeMap::new()),
+            };
             let behind = match parent {
                 Some(p) => self.compare_tree(&dir, &label, &what, &p)?.1.is_empty(),
                 None => false,
