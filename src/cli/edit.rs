@@ -9,8 +9,7 @@ use crate::ops::error::Result;
 /// The mount is created when new; memorix.toml keeps its comments and formatting.
 /// Examples: `memorix add python rules/python/ --intent "Python rules"`,
 /// `memorix add web --quest 3f2a9c01` (reuse a view found with `memorix quest search`),
-/// `memorix add --deps` (a `libs/<name>` mount with `docs/<name>/@pin` for every direct
-/// dependency in the pin files; their docs are fetched at the pinned versions).
+/// `memorix add --deps` (a `libs/<name>` mount of `docs/<name>/@pin` per dependency).
 #[derive(Debug, clap::Args)]
 pub struct AddArgs {
     /// The mount path inside .memory/, e.g. python or libs/httpx
@@ -21,13 +20,11 @@ pub struct AddArgs {
     #[arg(value_name = "LOCATOR", required_unless_present_any = ["quest", "deps"], conflicts_with = "quest")]
     locators: Vec<String>,
 
-    /// One mount per dependency of the pin files: `direct` (what the project itself depends
-    /// on; the default) or `all` (everything they pin)
-    #[arg(long, value_name = "WHICH", num_args = 0..=1, default_missing_value = "direct")]
+    /// A mount per dependency the pin files pin: direct (the default) or all
+    #[arg(long, value_name = "WHICH", num_args = 0..=1, default_missing_value = "direct", hide_possible_values = true)]
     deps: Option<DepScope>,
 
-    /// With --deps: read this pin file (relative to memorix.toml) instead of every
-    /// `[pins] files` entry; it is added to `[pins] files` when missing
+    /// With --deps: this pin file only (listed in `[pins] files` if it is not)
     #[arg(long, value_name = "FILE", requires = "deps")]
     pins: Option<String>,
 
