@@ -10,6 +10,7 @@ pub mod deliver;
 pub mod diagnostics;
 pub mod fault;
 pub mod fetch;
+pub mod harness;
 pub mod lock;
 pub mod manifest;
 pub mod model;

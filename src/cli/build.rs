@@ -93,6 +93,15 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
         ));
     }
     match &outcome.activated {
+        None if !outcome.harness.is_empty() => {
+            let verb = if outcome.harness.restored { "Restored edited" } else { "Wrote" };
+            harness_lines(&mut s, &outcome.harness, verb);
+            s.line(format_args!(
+                ".memory/ already shows environment {} (profile generation {})",
+                env.short(),
+                outcome.generation.unwrap_or_default()
+            ));
+        }
         None => s.line(format_args!(
             "Nothing to do: .memory/ already shows environment {} (profile generation {})",
             env.short(),
@@ -120,6 +129,7 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
                     a.purged.join(", ")
                 ));
             }
+            harness_lines(&mut s, &outcome.harness, "Wrote");
         }
     }
     if ctx.verbose {
@@ -135,6 +145,16 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
     }
     render::note(ctx, &s)?;
     Ok(0)
+}
+
+/// The agent harness files an activation wrote (or a build restored) and removed.
+pub(super) fn harness_lines(s: &mut Text, synced: &crate::harness::sync::Synced, verb: &str) {
+    if !synced.written.is_empty() {
+        s.line(format_args!("{verb} agent harness files: {}", synced.written.join(", ")));
+    }
+    if !synced.removed.is_empty() {
+        s.line(format_args!("Removed agent harness files: {}", synced.removed.join(", ")));
+    }
 }
 
 /// What the build put right in the memory directory, before saying what it activated.

@@ -3,6 +3,7 @@
 mod build;
 mod cat;
 mod completions;
+mod doctor;
 mod edit;
 mod explain;
 mod fetch;
@@ -112,6 +113,7 @@ enum Command {
     Purge(gc::PurgeArgs),
     Versions(versions::Args),
     Pins(pins::Args),
+    Doctor(doctor::Args),
     Remote(remote::Args),
     Push(remote::PushArgs),
     Pull(remote::PullArgs),
@@ -217,6 +219,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Push(a) => remote::push(&ctx, a),
         Command::Pull(a) => remote::pull(&ctx, a),
         Command::Skill(a) => skill::run(&ctx, a),
+        Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
         Command::Manpages(a) => manpages::run(&ctx, a),
     }

@@ -70,15 +70,15 @@ fn report(ctx: &Context, m: &Moved) -> Result<u8> {
         return Ok(0);
     }
     let from = m.from.map(|g| format!("generation {g}")).unwrap_or_else(|| "nothing".into());
-    render::note(
-        ctx,
-        &format!(
-            "Activated profile generation {} (environment {}), from {from}: {}, {} reused\n",
-            m.to,
-            m.environment.short(),
-            render::count(m.placed.files, "file"),
-            m.placed.reused
-        ),
-    )?;
+    let mut s = render::Text::default();
+    s.line(format_args!(
+        "Activated profile generation {} (environment {}), from {from}: {}, {} reused",
+        m.to,
+        m.environment.short(),
+        render::count(m.placed.files, "file"),
+        m.placed.reused
+    ));
+    super::build::harness_lines(&mut s, &m.harness, "Wrote");
+    render::note(ctx, &s)?;
     Ok(0)
 }

@@ -9,14 +9,16 @@ use crate::resolve::preview::MountState;
 /// Per mount: fresh; update available (the Store moved on: `memorix update` takes it, the
 /// lock still holds); stale (a pin moved or a source changed: the lock no longer holds); not
 /// locked; or the error that mount gives. Then whether .memory/ shows the lock's environment
-/// as delivered: files edited, missing or purged, or a profile rolled back. Objects the lock
+/// as delivered: files edited, missing or purged, or a profile rolled back, and whether the
+/// agent harness files (`[agents]`) are what `memorix build` writes. Objects the lock
 /// names that the Store lacks are fetched from the substituters first. Nothing else is written.
 ///
 /// Examples: `memorix status`, `memorix status --check` (exit 1 when the lock is stale, as
 /// `lock --check` and `build --locked` do)
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Exit 1 when memorix.lock no longer holds (the verdict of `lock --check`), for CI
+    /// Exit 1 when memorix.lock no longer holds (the verdict of `lock --check`) or an agent
+    /// harness file is not what `memorix build` writes, for CI
     #[arg(long)]
     check: bool,
 
@@ -26,7 +28,8 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let st = status(&ctx.cwd, &ctx.store, None, args.net.offline, &ctx.progress)?;
-    let code = if args.check && !st.fresh { 1 } else { 0 };
+    // A generated harness file that was edited or is out of date is what teammates commit.
+    let code = if args.check && (!st.fresh || !st.delivery.harness.is_empty()) { 1 } else { 0 };
     if ctx.json {
         render::json(&st)?;
     } else {
@@ -164,6 +167,12 @@ fn delivery(s: &mut Text, d: &DeliveryState) {
     ] {
         for p in list {
             s.line(format_args!("    {what}: {p}"));
+        }
+    }
+    for (path, why) in &d.harness {
+        match path.is_empty() {
+            true => s.line(format_args!("    agent harness files: {why}")),
+            false => s.line(format_args!("    agent harness file {path} {why}")),
         }
     }
 }

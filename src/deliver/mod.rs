@@ -183,12 +183,7 @@ impl Delivery {
             if !mount.versions.is_empty() {
                 s += &format!("Versions: {}\n\n", mount.versions.join(", "));
             }
-            for (path, (_, blob)) in self.files.iter().filter(|(_, (m, _))| *m == mount.path) {
-                let rel = &path[mount.path.len() + 1..];
-                let title = match &mount.titles {
-                    Some(t) => t.get(rel).cloned(),
-                    None => artifacts::headings(store, blob)?.into_iter().next().map(|(_, h)| h),
-                };
+            for (path, title) in self.titled_files(store, mount)? {
                 match title {
                     Some(h) => s += &format!("- `{path}`: {h}\n"),
                     None => s += &format!("- `{path}`\n"),
@@ -199,6 +194,26 @@ impl Delivery {
             }
         }
         Ok(s)
+    }
+}
+
+impl Delivery {
+    /// The files of `mount` (environment paths, sorted) with their first heading.
+    pub fn titled_files<'d>(
+        &'d self,
+        store: &Store,
+        mount: &MountInfo,
+    ) -> Result<Vec<(&'d str, Option<String>)>> {
+        let mut out = Vec::new();
+        for (path, (_, blob)) in self.files.iter().filter(|(_, (m, _))| *m == mount.path) {
+            let rel = &path[mount.path.len() + 1..];
+            let title = match &mount.titles {
+                Some(t) => t.get(rel).cloned(),
+                None => artifacts::headings(store, blob)?.into_iter().next().map(|(_, h)| h),
+            };
+            out.push((path.as_str(), title));
+        }
+        Ok(out)
     }
 }
 

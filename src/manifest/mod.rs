@@ -14,7 +14,7 @@ use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 use crate::confine::{self, Confined};
 use crate::diagnostics::{FromIo, IoError};
 use crate::model::version::MatchPolicy;
-use crate::model::{GitRef, Locator, NameProblem, RemoteUrl, Selector, StorePath};
+use crate::model::{GitRef, HarnessName, Locator, NameProblem, RemoteUrl, Selector, StorePath};
 pub use raw::Delivery;
 use raw::RawManifest;
 
@@ -49,7 +49,20 @@ pub struct Manifest {
     pub artifacts: Vec<ArtifactDecl>,
     /// `[store] substituters`, in order.
     pub substituters: Vec<RemoteUrl>,
+    /// `[agents]`; `None` when the table is absent (no harness files are written).
+    pub agents: Option<AgentsDecl>,
 }
+
+/// `[agents]` (DESIGN.md §14).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentsDecl {
+    pub harnesses: Vec<HarnessName>,
+    /// Bytes the always-loaded index may take.
+    pub index_budget: u64,
+}
+
+/// `index-budget` when `[agents]` does not say.
+pub const DEFAULT_INDEX_BUDGET: u64 = 8 * 1024;
 
 /// An `[artifacts]` hook: a command run once per derivation id.
 #[derive(Debug, Clone)]
@@ -143,6 +156,10 @@ pub struct MountDecl {
     pub version: Option<String>,
     /// Where each `select` entry is written, `memorix.toml:7`, for errors found later.
     pub select_at: Vec<String>,
+    /// `applies-to`: project-file globs; the mount is delivered path-scoped.
+    pub applies_to: Vec<String>,
+    /// `applies_to` compiled.
+    pub applies_to_set: GlobSet,
     filter: Filter,
 }
 
@@ -224,6 +241,22 @@ impl Diagnostic for ManifestError {
         let (start, len) = self.span?;
         Some(Box::new(std::iter::once(LabeledSpan::new(Some(self.label.clone()), start, len))))
     }
+}
+
+/// `"8KiB"`, `"16 KB"`, `"512B"`, `"1MiB"`: bytes.
+fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: u64 = t[..split].parse().ok()?;
+    let unit: u64 = match t[split..].trim() {
+        "" | "B" => 1,
+        "KB" | "kB" => 1000,
+        "KiB" => 1024,
+        "MB" => 1000 * 1000,
+        "MiB" => 1024 * 1024,
+        _ => return None,
+    };
+    n.checked_mul(unit)
 }
 
 /// Finds `memorix.toml` in `start` or its ancestors, like Cargo finds Cargo.toml.
@@ -340,6 +373,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     let mounts = p.mounts(&raw.mounts, &memory)?;
     let overrides = p.overrides(&raw.overrides, &mounts)?;
     let fetch = p.fetch(&raw.fetch)?;
+    let agents = raw.agents.as_ref().map(|a| p.agents(a)).transpose()?;
     Ok(Manifest {
         dir: dir.to_path_buf(),
         pins: PinsDecl { files: pins.files, markers: pins.markers, fetch: pins.fetch.unwrap_or(true) },
@@ -354,6 +388,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
         mounts,
         overrides,
         substituters,
+        agents,
     })
 }
 
@@ -690,6 +725,8 @@ impl Parser<'_> {
             library: m.library.clone(),
             version: m.version.clone(),
             select_at: (0..m.select.len()).map(|i| self.place_of(&["mounts", name, "select"], i)).collect(),
+            applies_to: m.applies_to.clone(),
+            applies_to_set: self.globs(name, "applies-to", &m.applies_to)?,
             filter,
         })
     }
@@ -724,6 +761,46 @@ impl Parser<'_> {
             out.insert(lib.clone(), decl);
         }
         Ok(out)
+    }
+
+    /// `[agents]`: known harness names (a near miss is suggested), a size for the budget.
+    fn agents(&self, raw: &raw::RawAgents) -> Result<AgentsDecl> {
+        let mut harnesses = Vec::new();
+        let names = raw
+            .harnesses
+            .clone()
+            .unwrap_or_else(|| HarnessName::DEFAULT.iter().map(|h| h.as_str().to_string()).collect());
+        for (i, name) in names.iter().enumerate() {
+            let Some(h) = HarnessName::parse(name) else {
+                let known: Vec<&str> = HarnessName::ALL.iter().map(|h| h.as_str()).collect();
+                let near = known.iter().find(|k| strsim::levenshtein(k, name) <= 2);
+                let mean = near.map(|n| format!("did you mean \"{n}\"? ")).unwrap_or_default();
+                return Err(self.ctx.err(
+                    self.spans.element(&["agents", "harnesses"], i),
+                    "memorix::manifest::unknown_harness",
+                    format!("unknown agent harness {name:?}"),
+                    "here",
+                    Some(format!("{mean}the harnesses memorix knows: {}", known.join(", "))),
+                ));
+            };
+            if !harnesses.contains(&h) {
+                harnesses.push(h);
+            }
+        }
+        let index_budget = match &raw.index_budget {
+            None => DEFAULT_INDEX_BUDGET,
+            Some(raw::RawSize::Bytes(n)) => *n,
+            Some(raw::RawSize::Text(t)) => parse_size(t).ok_or_else(|| {
+                self.ctx.err(
+                    self.spans.value(&["agents", "index-budget"]),
+                    "memorix::manifest::bad_size",
+                    format!("index-budget {t:?} is not a size"),
+                    "here",
+                    Some("write bytes with a unit, e.g. \"8KiB\", \"16 KB\" or 8192".into()),
+                )
+            })?,
+        };
+        Ok(AgentsDecl { harnesses, index_budget })
     }
 
     fn globs(&self, mount: &str, field: &str, list: &[String]) -> Result<GlobSet> {

@@ -33,6 +33,27 @@ pub struct RawManifest {
     /// Per library: what of a fetched registry artifact is kept, beyond the default docs view.
     #[serde(default)]
     pub fetch: BTreeMap<String, RawFetch>,
+    /// The agent harnesses whose entry points `memorix build` writes (none without this table).
+    pub agents: Option<RawAgents>,
+}
+
+/// `[agents]`: which harnesses load the memory natively, and how much is always loaded.
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawAgents {
+    /// Of "agents-md", "claude", "cursor", "copilot", "gemini" (default ["agents-md", "claude"]).
+    pub harnesses: Option<Vec<String>>,
+    /// The most the always-loaded index may take, e.g. "8KiB" (the default) or 8192 (bytes).
+    #[serde(rename = "index-budget")]
+    pub index_budget: Option<RawSize>,
+}
+
+/// A size: bytes, or a string with a unit (B, KB, KiB, MB, MiB).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawSize {
+    Bytes(u64),
+    Text(String),
 }
 
 /// `[fetch.LIB]`: globs over the artifact's paths (its top directory stripped).
@@ -147,4 +168,8 @@ pub struct RawMount {
     pub library: Option<String>,
     /// Chooses among several versions of the library pinned in one lockfile.
     pub version: Option<String>,
+    /// Globs over project files this memory is for (e.g. "src/api/**"): delivered to the agent
+    /// harnesses as path-scoped rules, loaded when the agent works on a matching file.
+    #[serde(default, rename = "applies-to")]
+    pub applies_to: Vec<String>,
 }

@@ -5,6 +5,7 @@
 pub mod canonical;
 pub mod decision;
 pub mod git;
+pub mod harness;
 pub mod id;
 pub mod kind;
 pub mod locator;
@@ -13,6 +14,7 @@ pub mod remote_url;
 pub mod version;
 
 pub use git::GitRef;
+pub use harness::HarnessName;
 pub use id::{BadId, Id, IdPrefix};
 pub use kind::{EntryKind, Kind};
 pub use locator::{Locator, LocatorError, LocatorProblem, Selector};

@@ -9,8 +9,10 @@ use super::error::{Error, Result};
 use super::git_sources::SourceMove;
 use super::project::Project;
 use crate::deliver::{self, ActivationRecord, Delivery};
+use crate::harness::{self, sync::Synced};
 use crate::manifest::Manifest;
 use crate::model::Id;
+use crate::model::harness::AgentsSpec;
 use crate::profile::Profile;
 use crate::progress::Progress;
 use crate::remote::transfer::FetchReport;
@@ -70,18 +72,22 @@ impl Repaired {
     }
 }
 
-/// Activates `delivery`, reusing the files of the environment the memory directory shows now.
+/// Activates `delivery`, reusing the files of the environment the memory directory shows now,
+/// and writes the agent harness files of `spec` in the same step: planned (and refused, if a
+/// user's file is in the way) before the swap, written right after it.
 pub(crate) fn activate_with_reuse(
     store: &Store,
     project: &Project,
     delivery: &Delivery,
     shown: Option<Id>,
+    spec: Option<&AgentsSpec>,
     progress: &dyn Progress,
-) -> Result<deliver::Placed> {
+) -> Result<(deliver::Placed, Synced)> {
     let m = &project.manifest;
     let previous = ActivationRecord::load(&project.state_dir)
         .filter(|r| r.environment.is_some() && r.environment == shown);
-    Ok(deliver::activate(
+    let plan = harness_plan(store, project, delivery, spec)?;
+    let placed = deliver::activate(
         store,
         &project.state_dir,
         &m.memory_dir(),
@@ -89,7 +95,52 @@ pub(crate) fn activate_with_reuse(
         m.delivery,
         previous.as_ref(),
         progress,
-    )?)
+    )?;
+    Ok((placed, apply_harness(project, plan, spec, delivery.environment)?))
+}
+
+/// What the harness files need to become `spec`'s for `delivery`; `None` when the project has
+/// never had any and `[agents]` asks for none (its AGENTS.md is left alone).
+fn harness_plan(
+    store: &Store,
+    project: &Project,
+    delivery: &Delivery,
+    spec: Option<&AgentsSpec>,
+) -> Result<Option<harness::sync::Plan>> {
+    if spec.is_none() && harness::sync::Record::load(&project.state_dir).is_none() {
+        return Ok(None);
+    }
+    let wanted = match spec {
+        Some(spec) => {
+            let index = harness::index(store, delivery, project.manifest.memory.as_str())?;
+            harness::outputs(spec, &index, harness::SKILL)
+        }
+        None => Vec::new(),
+    };
+    Ok(Some(harness::sync::plan(&project.confined, &wanted)?))
+}
+
+fn apply_harness(
+    project: &Project,
+    plan: Option<harness::sync::Plan>,
+    spec: Option<&AgentsSpec>,
+    environment: Id,
+) -> Result<Synced> {
+    match plan {
+        Some(plan) => {
+            Ok(harness::sync::apply(&project.confined, &project.state_dir, plan, spec, environment)?)
+        }
+        None => Ok(Synced::default()),
+    }
+}
+
+/// Whether the harness files are what the last activation of `environment` wrote.
+fn harness_fresh(project: &Project, environment: Id) -> bool {
+    let spec = harness::spec(&project.manifest);
+    match harness::sync::Record::load(&project.state_dir) {
+        Some(r) => r.fresh(project.confined.root(), spec.as_ref(), environment),
+        None => spec.is_none(),
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -117,6 +168,9 @@ pub struct BuildOutcome {
     /// Git sources whose locked commit moved (`memorix update`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sources_moved: Vec<SourceMove>,
+    /// Agent harness files written or removed (`[agents]`).
+    #[serde(skip_serializing_if = "Synced::is_empty")]
+    pub harness: Synced,
 }
 
 impl BuildOutcome {
@@ -136,6 +190,7 @@ impl BuildOutcome {
             fetched: Vec::new(),
             ignore_updated: false,
             sources_moved: Vec::new(),
+            harness: Synced::default(),
         }
     }
 }
@@ -159,6 +214,7 @@ pub fn build(
     let stamp = inputs_stamp(&project, store_root)?;
     if req.refresh == Refresh::Nothing
         && let Some((environment, generation)) = stamped(&project, &stamp, &memory)
+        && harness_fresh(&project, environment)
     {
         return Ok(BuildOutcome {
             ignore_updated,
@@ -180,7 +236,8 @@ pub fn build(
     writer.sync()?;
     crate::fault::point("build.synced");
     let mut profile = Profile::load(&project.state_dir)?;
-    outcome.activated = activate(&store, &project, &mut profile, &resolution, env_id, progress)?;
+    (outcome.activated, outcome.harness) =
+        activate(&store, &project, &mut profile, &resolution, env_id, progress)?;
     if outcome.artifact_failures.is_empty() {
         write_stamp(&project, &stamp, env_id, profile.current)?;
     }
@@ -291,7 +348,8 @@ fn realise_environment(writer: &Writer, m: &Manifest, plan: &EnvironmentPlan) ->
 }
 
 /// Binds the environment in the profile (a new generation when it changed) and places it in
-/// the memory directory, unless the directory shows exactly what the last activation placed.
+/// the memory directory, unless the directory shows exactly what the last activation placed;
+/// the harness files are brought in line either way.
 fn activate(
     store: &Store,
     project: &Project,
@@ -299,8 +357,9 @@ fn activate(
     resolution: &Resolution,
     env_id: Id,
     progress: &dyn Progress,
-) -> Result<Option<Activated>> {
+) -> Result<(Option<Activated>, Synced)> {
     let m = &project.manifest;
+    let spec = harness::spec(m);
     let memory = m.memory_dir();
     let current = profile.current().cloned();
     let shown = deliver::shown_environment(&memory);
@@ -311,27 +370,50 @@ fn activate(
         })
     };
     let intact = intact();
-    if current.as_ref().is_some_and(|b| b.environment == env_id) && shown == Some(env_id) && intact {
-        return Ok(None);
+    let same = current.as_ref().is_some_and(|b| b.environment == env_id) && shown == Some(env_id) && intact;
+    let delivery = |generation| {
+        Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, generation)
+    };
+    let recorded = Some(spec.clone().unwrap_or_else(AgentsSpec::none));
+    if same {
+        // Only the harness files may have moved (edited, or `[agents]` changed).
+        if harness_fresh(project, env_id) {
+            return Ok((None, Synced::default()));
+        }
+        let b = current.expect("the same environment is bound");
+        let restored = harness::sync::Record::load(&project.state_dir).is_some_and(|r| r.spec == spec);
+        let plan = harness_plan(store, project, &delivery(b.generation), spec.as_ref())?;
+        let synced = Synced { restored, ..apply_harness(project, plan, spec.as_ref(), env_id)? };
+        record_agents(profile, b.generation, recorded);
+        profile.save(&project.state_dir)?;
+        return Ok((None, synced));
     }
     let repaired = repairs(store, project, profile, intact, env_id)?;
     let generation = match current {
         Some(b) if b.environment == env_id => b.generation,
         _ => profile.bind(env_id, "build", now_rfc3339()),
     };
-    let delivery =
-        Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, generation);
-    let placed = activate_with_reuse(store, project, &delivery, shown, progress)?;
+    record_agents(profile, generation, recorded);
+    let (placed, synced) =
+        activate_with_reuse(store, project, &delivery(generation), shown, spec.as_ref(), progress)?;
     profile.save(&project.state_dir)?;
     crate::fault::point("profile.saved");
-    Ok(Some(Activated {
+    let activated = Activated {
         generation,
         files: placed.files,
         reused: placed.reused,
         memory: m.memory.to_string(),
         purged: placed.purged,
         repaired,
-    }))
+    };
+    Ok((Some(activated), synced))
+}
+
+/// The profile binding `generation` remembers what generated its harness files.
+fn record_agents(profile: &mut Profile, generation: u64, spec: Option<AgentsSpec>) {
+    if let Some(b) = profile.bindings.iter_mut().find(|b| b.generation == generation) {
+        b.agents = spec;
+    }
 }
 
 /// What activating `env_id` puts right: the delivered files changed since the last activation

@@ -72,6 +72,10 @@ pub enum Error {
     #[diagnostic(transparent)]
     Git(#[from] crate::fetch::git::Error),
 
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Harness(#[from] crate::harness::sync::Error),
+
     #[error("git source `{source_key}` at commit {commit} gives {got}, but memorix.lock has {locked}")]
     #[diagnostic(
         code(memorix::git::content_mismatch),
@@ -91,6 +95,13 @@ pub enum Error {
     #[error("memorix.toml has no git source `{key}`")]
     #[diagnostic(code(memorix::manifest::unknown_source), help("the git sources are: {}", if known.is_empty() { "none".to_string() } else { known.join(", ") }))]
     UnknownGitSource { key: String, known: Vec<String> },
+
+    #[error("unknown agent harness `{name}`")]
+    #[diagnostic(
+        code(memorix::doctor::unknown_harness),
+        help("{}the harnesses memorix knows: {}", suggestion.as_ref().map(|s| format!("did you mean `{s}`? ")).unwrap_or_default(), known.join(", "))
+    )]
+    UnknownHarness { name: String, suggestion: Option<String>, known: Vec<String> },
 
     #[error("no pin file to read dependencies from: [pins] files is empty")]
     #[diagnostic(

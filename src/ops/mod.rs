@@ -4,6 +4,7 @@
 pub mod build;
 pub mod cat;
 pub mod deps;
+pub mod doctor;
 pub mod edit;
 pub mod error;
 pub mod explain;

@@ -36,6 +36,8 @@ pub struct Moved {
     pub to: u64,
     pub environment: Id,
     pub placed: Placed,
+    /// Agent harness files written or removed.
+    pub harness: crate::harness::sync::Synced,
 }
 
 pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn Progress) -> Result<Moved> {
@@ -77,11 +79,16 @@ pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn P
     let delivery =
         Delivery::from_store(&store, binding.environment, Some(&project.manifest), binding.generation)?;
     let shown = deliver::shown_environment(&project.manifest.memory_dir());
-    let placed = activate_with_reuse(&store, &project, &delivery, shown, progress)?;
+    // The harness files of the binding's time; a binding older than `[agents]` takes today's.
+    let spec = match binding.agents.clone() {
+        Some(recorded) => recorded.active(),
+        None => crate::harness::spec(&project.manifest),
+    };
+    let (placed, harness) = activate_with_reuse(&store, &project, &delivery, shown, spec.as_ref(), progress)?;
     profile.current = Some(binding.generation);
     profile.save(&project.state_dir)?;
     crate::fault::point("profile.saved");
-    Ok(Moved { from, to: binding.generation, environment: binding.environment, placed })
+    Ok(Moved { from, to: binding.generation, environment: binding.environment, placed, harness })
 }
 
 fn no_bindings() -> Error {

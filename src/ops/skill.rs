@@ -6,8 +6,7 @@ use super::error::{Error, Result};
 use crate::diagnostics::FromIo;
 use crate::store::fsutil;
 
-/// The agent skill document (SKILL.md).
-pub const SKILL: &str = include_str!("../../assets/SKILL.md");
+pub use crate::harness::SKILL;
 
 /// Writes `DIR/memorix/SKILL.md`; returns its path.
 pub fn install(dir: &Path) -> Result<PathBuf> {

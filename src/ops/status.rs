@@ -50,12 +50,18 @@ pub struct DeliveryState {
     pub deleted: bool,
     /// Files edited, missing, foreign or purged in `.memory/`.
     pub drift: Drift,
+    /// Agent harness files that are not what `memorix build` writes: (path, why).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub harness: Vec<(String, String)>,
 }
 
 impl DeliveryState {
     /// `.memory/` shows the lock's environment exactly as it was delivered.
     pub fn ok(&self) -> bool {
-        self.environment.is_some() && !self.lock_not_active && self.drift.is_clean()
+        self.environment.is_some()
+            && !self.lock_not_active
+            && self.drift.is_clean()
+            && self.harness.is_empty()
     }
 }
 
@@ -116,5 +122,27 @@ fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Resul
         lock_not_active: locked.is_some_and(|l| l != current.environment),
         deleted: !m.memory_dir().exists(),
         drift: deliver::inspect(store, &m.memory_dir(), &delivery, m.delivery, record.as_ref())?,
+        harness: harness_drift(store, project, &delivery)?,
+    })
+}
+
+/// The agent harness files `memorix build` would write or remove, and why; a user's file in
+/// the way or damaged block markers are reported the same way.
+fn harness_drift(store: &Store, project: &Project, delivery: &Delivery) -> Result<Vec<(String, String)>> {
+    use crate::harness;
+    let spec = harness::spec(&project.manifest);
+    if spec.is_none() && harness::sync::Record::load(&project.state_dir).is_none() {
+        return Ok(Vec::new());
+    }
+    let wanted = match &spec {
+        Some(spec) => {
+            let index = harness::index(store, delivery, project.manifest.memory.as_str())?;
+            harness::outputs(spec, &index, harness::SKILL)
+        }
+        None => Vec::new(),
+    };
+    Ok(match harness::sync::plan(&project.confined, &wanted) {
+        Ok(plan) => plan.problems(),
+        Err(e) => vec![(String::new(), e.to_string())],
     })
 }

@@ -49,6 +49,10 @@ pub struct Binding {
     pub environment: Id,
     pub reason: String,
     pub time: String,
+    /// What generated the agent harness files (`[agents]`), so a rollback writes those of its
+    /// time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<crate::model::harness::AgentsSpec>,
 }
 
 impl Profile {
@@ -82,7 +86,13 @@ impl Profile {
     /// Appends a binding to `environment` and makes it current; returns its generation.
     pub fn bind(&mut self, environment: Id, reason: &str, time: String) -> u64 {
         let generation = self.bindings.last().map_or(1, |b| b.generation + 1);
-        self.bindings.push(Binding { generation, environment, reason: reason.to_string(), time });
+        self.bindings.push(Binding {
+            generation,
+            environment,
+            reason: reason.to_string(),
+            time,
+            agents: None,
+        });
         self.current = Some(generation);
         generation
     }

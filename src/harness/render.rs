@@ -1,0 +1,296 @@
+//! The text of every generated file: a pure function of the environment's index and the
+//! `[agents]` spec, so two builds (and two machines) write the same bytes.
+
+use super::{BEGIN, END, MARK, PREFIX};
+use crate::model::Id;
+use crate::model::harness::{AgentsSpec, HarnessName, ScopeKey};
+
+/// What the generated files describe: the environment and its mounts.
+#[derive(Debug, Clone)]
+pub struct Index {
+    pub environment: Id,
+    /// The memory directory, project-relative (`.memory`).
+    pub memory: String,
+    pub mounts: Vec<IndexMount>,
+}
+
+#[derive(Debug, Clone)]
+pub struct IndexMount {
+    pub path: String,
+    pub intent: Option<String>,
+    /// `httpx 0.28.1`, for each library version delivered.
+    pub versions: Vec<String>,
+    /// Environment paths with their first heading.
+    pub files: Vec<(String, Option<String>)>,
+}
+
+/// A generated file's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Body {
+    /// The whole file is memorix's.
+    Whole(String),
+    /// A managed block (markers included) in a file that is the user's around it.
+    Block(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// Project-relative path.
+    pub path: String,
+    pub body: Body,
+}
+
+/// Every file `spec` asks for, sorted by path.
+pub fn outputs(spec: &AgentsSpec, ix: &Index, skill: &str) -> Vec<Output> {
+    use HarnessName::*;
+    let mut out = Vec::new();
+    let whole = |path: String, text: String| Output { path, body: Body::Whole(text) };
+    let block = |path: &str, inner: String| Output { path: path.into(), body: Body::Block(managed(&inner)) };
+    let index = || index_text(ix, spec, spec.index_budget.saturating_sub(managed("").len() as u64));
+    // The file that carries the index for harnesses that also load it.
+    let carrier = if spec.has(AgentsMd) { "AGENTS.md" } else { "CLAUDE.md" };
+    if spec.has(AgentsMd) {
+        out.push(block("AGENTS.md", index()));
+    }
+    for (h, file) in [(Claude, "CLAUDE.md"), (Gemini, "GEMINI.md")] {
+        if spec.has(h) {
+            out.push(block(file, if spec.has(AgentsMd) { "@AGENTS.md\n".into() } else { index() }));
+        }
+    }
+    if spec.has(Copilot) {
+        // Copilot also loads AGENTS.md and CLAUDE.md: point there rather than load it twice.
+        let inner = if spec.has(AgentsMd) || spec.has(Claude) {
+            format!(
+                "This project's read-only memory is in `{m}/`; its index is in {carrier} (every file: `{m}/INDEX.md`).\n",
+                m = ix.memory
+            )
+        } else {
+            index()
+        };
+        out.push(block(".github/copilot-instructions.md", inner));
+    }
+    if spec.has(Cursor) && !spec.has(AgentsMd) {
+        let front = "---\ndescription: Project memory index (memorix)\nalwaysApply: true\n---\n";
+        out.push(whole(format!(".cursor/rules/{PREFIX}.mdc"), format!("{front}{MARK}\n{}", index())));
+    }
+    for h in spec.harnesses.iter() {
+        let Some(scoped) = h.conventions().scoped else { continue };
+        for m in ix.mounts.iter() {
+            let Some(globs) = spec.applies_to.get(&m.path) else { continue };
+            let path = format!("{}/{PREFIX}-{}{}", scoped.dir, m.path.replace('/', "-"), scoped.suffix);
+            let front = front_matter(scoped.key, m, globs);
+            out.push(whole(path, format!("{front}{MARK}\n{}", scoped_text(ix, m, globs, spec.index_budget))));
+        }
+    }
+    for h in [AgentsMd, Claude] {
+        if let (true, Some(dir)) = (spec.has(h), h.conventions().skills) {
+            out.push(whole(format!("{dir}/{PREFIX}/SKILL.md"), marked_skill(skill)));
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// `inner` between the markers, with the generated-by line.
+fn managed(inner: &str) -> String {
+    format!("{BEGIN}\n{MARK}\n{inner}{END}\n")
+}
+
+/// The skill with the generated-by line after its front matter (which must come first).
+fn marked_skill(skill: &str) -> String {
+    match skill.strip_prefix("---\n").and_then(|rest| rest.find("\n---\n").map(|i| i + 4 + 5)) {
+        Some(end) => format!("{}{MARK}\n{}", &skill[..end], &skill[end..]),
+        None => format!("{MARK}\n{skill}"),
+    }
+}
+
+/// The front matter a harness reads a path-scoped rule's globs from.
+fn front_matter(key: ScopeKey, m: &IndexMount, globs: &[String]) -> String {
+    let quote = |s: &str| serde_json::to_string(s).expect("a string serializes");
+    match key {
+        ScopeKey::PathsList => {
+            let list: String = globs.iter().map(|g| format!("  - {}\n", quote(g))).collect();
+            format!("---\npaths:\n{list}---\n")
+        }
+        // Cursor reads `globs` as one comma-separated string, unquoted as its editor writes it.
+        ScopeKey::CursorGlobs => format!(
+            "---\ndescription: {}\nglobs: {}\nalwaysApply: false\n---\n",
+            quote(&describe(m)),
+            globs.join(",")
+        ),
+        ScopeKey::ApplyTo => format!("---\napplyTo: {}\n---\n", quote(&globs.join(","))),
+    }
+}
+
+fn describe(m: &IndexMount) -> String {
+    match &m.intent {
+        Some(i) => format!("{i} (memorix mount {})", m.path),
+        None => format!("Project memory mount {} (memorix)", m.path),
+    }
+}
+
+/// `(httpx 0.28.1)` after a mount's intent.
+fn heading(ix: &Index, m: &IndexMount) -> String {
+    let mut s = format!("- `{}/{}/`", ix.memory, m.path);
+    if let Some(i) = &m.intent {
+        s += &format!(": {i}");
+    }
+    if !m.versions.is_empty() {
+        s += &format!(" ({})", m.versions.join(", "));
+    }
+    s + "\n"
+}
+
+fn file_line(ix: &Index, indent: &str, path: &str, title: &Option<String>) -> String {
+    match title {
+        Some(t) => format!("{indent}- `{}/{path}`: {t}\n", ix.memory),
+        None => format!("{indent}- `{}/{path}`\n", ix.memory),
+    }
+}
+
+/// The always-loaded index: the environment, every always-loaded mount with its intent and
+/// library versions, as many of its files as `budget` bytes hold, the path-scoped mounts
+/// with their globs, and a pointer to INDEX.md for the rest.
+fn index_text(ix: &Index, spec: &AgentsSpec, budget: u64) -> String {
+    let head = format!(
+        "## Project memory\n\n\
+         Environment `{env}`: read-only memory for this project in `{m}/`: rules, notes, and library docs \
+         at the versions the project pins. Read these files with your usual tools; `{m}/INDEX.md` lists \
+         every file. To change them, edit memorix.toml and run `memorix build`.\n\n",
+        env = ix.environment.short(),
+        m = ix.memory
+    );
+    let (scoped, always): (Vec<&IndexMount>, Vec<&IndexMount>) =
+        ix.mounts.iter().partition(|m| spec.applies_to.contains_key(&m.path));
+    let mut scoped_text = String::new();
+    if !scoped.is_empty() {
+        scoped_text += "\nPath-scoped, for work on matching project files:\n";
+        for m in &scoped {
+            let globs =
+                spec.applies_to[&m.path].iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(", ");
+            scoped_text += &format!("{} for {globs}\n", heading(ix, m).trim_end());
+        }
+    }
+    let entries: Vec<(String, Vec<String>)> = always
+        .iter()
+        .map(|m| (heading(ix, m), m.files.iter().map(|(p, t)| file_line(ix, "  ", p, t)).collect()))
+        .collect();
+    let total_files: usize = entries.iter().map(|(_, f)| f.len()).sum();
+    let more = |n: usize| format!("- {n} more files: `{}/INDEX.md`\n", ix.memory);
+    let fixed = head.len() + scoped_text.len() + more(total_files).len();
+    let body = fit(entries, (budget as usize).saturating_sub(fixed));
+    let shown = body.iter().map(|(_, f)| f.len()).sum::<usize>();
+    let mut s = head;
+    for (h, files) in &body {
+        s += h;
+        files.iter().for_each(|f| s += f);
+    }
+    if shown < total_files || body.len() < always.len() {
+        s += &more(total_files - shown);
+    }
+    s + &scoped_text
+}
+
+/// Keeps every heading that fits, then files in order while they fit, in `room` bytes.
+fn fit(entries: Vec<(String, Vec<String>)>, room: usize) -> Vec<(String, Vec<String>)> {
+    let mut used = 0;
+    let mut kept = Vec::new();
+    let mut pending = Vec::new();
+    for (h, files) in entries {
+        if used + h.len() > room {
+            break;
+        }
+        used += h.len();
+        kept.push((h, Vec::new()));
+        pending.push(files);
+    }
+    'fill: for (i, files) in pending.into_iter().enumerate() {
+        for f in files {
+            if used + f.len() > room {
+                break 'fill;
+            }
+            used += f.len();
+            kept[i].1.push(f);
+        }
+    }
+    kept
+}
+
+/// A path-scoped mount's pointer file body: what it is for and its files, within `budget`.
+fn scoped_text(ix: &Index, m: &IndexMount, globs: &[String], budget: u64) -> String {
+    let globs = globs.iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(", ");
+    let mut s = format!(
+        "# Project memory for {globs}\n\n{}\n\nRead-only memory (memorix environment `{}`); read these files before \
+         working on files matching {globs}:\n\n",
+        describe(m),
+        ix.environment.short()
+    );
+    let lines: Vec<String> = m.files.iter().map(|(p, t)| file_line(ix, "", p, t)).collect();
+    let more = |n: usize| format!("- {n} more files: `{}/INDEX.md`\n", ix.memory);
+    let room = (budget as usize).saturating_sub(s.len() + more(lines.len()).len());
+    let kept = fit(vec![(String::new(), lines)], room).pop().map(|(_, f)| f).unwrap_or_default();
+    let left = m.files.len() - kept.len();
+    kept.iter().for_each(|l| s += l);
+    if left > 0 {
+        s += &more(left);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(files: usize) -> Index {
+        let file = |i: usize| (format!("rules/f{i:04}.md"), Some(format!("Rule number {i}")));
+        Index {
+            environment: Id::of_bytes(b"env"),
+            memory: ".memory".into(),
+            mounts: vec![
+                IndexMount {
+                    path: "api".into(),
+                    intent: Some("API rules".into()),
+                    versions: vec![],
+                    files: vec![("api/errors.md".into(), Some("Errors".into()))],
+                },
+                IndexMount {
+                    path: "rules".into(),
+                    intent: Some("Team rules".into()),
+                    versions: vec![],
+                    files: (0..files).map(file).collect(),
+                },
+            ],
+        }
+    }
+
+    fn spec(budget: u64) -> AgentsSpec {
+        AgentsSpec {
+            harnesses: HarnessName::ALL.to_vec(),
+            index_budget: budget,
+            applies_to: [("api".to_string(), vec!["src/api/**".to_string()])].into(),
+        }
+    }
+
+    #[test]
+    fn the_index_block_stays_within_the_budget_and_points_at_index_md() {
+        for (files, budget) in [(600, 8192), (600, 2048), (3, 8192), (600, 300)] {
+            let out = outputs(&spec(budget), &index(files), "---\nname: memorix\n---\nbody\n");
+            let agents = out.iter().find(|o| o.path == "AGENTS.md").unwrap();
+            let Body::Block(text) = &agents.body else { panic!() };
+            assert!(text.len() as u64 <= budget.max(700), "{files} files, {budget}: {} bytes", text.len());
+            assert!(text.contains(".memory/INDEX.md"), "{text}");
+            assert!(text.contains("`src/api/**`"), "scoped mounts are named: {text}");
+        }
+    }
+
+    #[test]
+    fn outputs_are_sorted_and_the_skill_keeps_its_front_matter_first() {
+        let out = outputs(&spec(8192), &index(3), "---\nname: memorix\n---\nbody\n");
+        let paths: Vec<&str> = out.iter().map(|o| o.path.as_str()).collect();
+        let mut sorted = paths.clone();
+        sorted.sort();
+        assert_eq!(paths, sorted);
+        let skill = out.iter().find(|o| o.path == ".claude/skills/memorix/SKILL.md").unwrap();
+        assert_eq!(skill.body, Body::Whole(format!("---\nname: memorix\n---\n{MARK}\nbody\n")));
+    }
+}
