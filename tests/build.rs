@@ -313,7 +313,7 @@ fn bad_manifests_exit_2_with_file_and_line_and_touch_nothing() {
        : ^^|^^
        :   `-- unknown key
        `----
-      help: did you mean `select`? known keys here: select, include, exclude, intent, match, library, version
+      help: did you mean `select`? known keys here: select, include, exclude, intent, match, library, version, applies-to
     "#);
     insta::assert_snapshot!(bad_manifest("[mounts.python]\nselect = [\"rules/ok/\", \"rules/a/../b/\"]\n", 2), @r#"
     memorix::locator::parent_dir

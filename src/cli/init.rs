@@ -9,8 +9,8 @@ use crate::ops::init::{Agents, init};
 /// found here, and whose mounts are commented examples: nothing is selected until you say so.
 /// Creates .memorix/ (project state, kept out of git by its own .gitignore) and a .ignore with
 /// `!/.memory/` so rg, fd and agent search tools find the memory. `.memory/` keeps itself out
-/// of git. Only with --agents does it write a managed block into AGENTS.md / CLAUDE.md that
-/// points agents at .memory/INDEX.md.
+/// of git. With --agents it adds `[agents]` to memorix.toml, from which `memorix build` writes
+/// each agent harness's entry points (a managed block in AGENTS.md, CLAUDE.md importing it).
 ///
 /// Example: `memorix init --agents`
 #[derive(Debug, clap::Args)]
@@ -19,11 +19,11 @@ pub struct Args {
     #[arg(long)]
     name: Option<String>,
 
-    /// Write the managed block into AGENTS.md (created if neither it nor CLAUDE.md exists)
+    /// Add `[agents]` (harnesses agents-md and claude) to memorix.toml
     #[arg(long, conflicts_with = "remove_agents")]
     agents: bool,
 
-    /// Take the managed block out of AGENTS.md / CLAUDE.md
+    /// Remove `[agents]` (the next build removes the generated files)
     #[arg(long)]
     remove_agents: bool,
 }

@@ -130,7 +130,7 @@ fn examine_one(
         r.problems.push(Problem {
             code: "cap_exceeded",
             message: format!(
-                "{} load {} bytes, but {} stops reading project instructions at {} KiB ({cap} bytes): the last {} bytes are never read",
+                "{}: {} bytes, but {} stops reading project instructions at {} KiB ({cap} bytes): the last {} bytes are never read",
                 r.loads.iter().map(|l| l.path.as_str()).collect::<Vec<_>>().join(" + "),
                 r.bytes,
                 if h == HarnessName::AgentsMd { "Codex" } else { c.products },

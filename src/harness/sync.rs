@@ -286,7 +286,7 @@ fn markers(path: &str, text: &str) -> Result<Option<(usize, usize)>> {
 }
 
 /// `text` with its managed block replaced by `block`, or `block` appended after a blank line.
-pub(crate) fn with_block(path: &str, text: &str, block: &str) -> Result<String> {
+pub fn with_block(path: &str, text: &str, block: &str) -> Result<String> {
     if let Some((b, e)) = markers(path, text)? {
         let end = e + END.len() + usize::from(text[e + END.len()..].starts_with('\n'));
         return Ok(format!("{}{block}{}", &text[..b], &text[end..]));
@@ -299,7 +299,7 @@ pub(crate) fn with_block(path: &str, text: &str, block: &str) -> Result<String> 
 }
 
 /// `text` without the managed block (and the blank line [`with_block`] put before it).
-pub(crate) fn without_block(path: &str, text: &str) -> Result<String> {
+pub fn without_block(path: &str, text: &str) -> Result<String> {
     let Some((b, e)) = markers(path, text)? else { return Ok(text.to_string()) };
     let end = e + END.len() + usize::from(text[e + END.len()..].starts_with('\n'));
     let mut head = text[..b].to_string();

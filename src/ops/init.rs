@@ -1,6 +1,6 @@
 //! `memorix init`: a commented starter manifest listing the pin files it finds, `.memorix/`
-//! (which keeps itself out of git), `.ignore` for rg and fd, and (with `--agents`) a managed
-//! block in AGENTS.md / CLAUDE.md. Idempotent.
+//! (which keeps itself out of git), `.ignore` for rg and fd, and (with `--agents`) an
+//! `[agents]` table, from which `memorix build` writes each harness's files. Idempotent.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,17 +15,15 @@ use crate::manifest;
 use crate::manifest::init::starter;
 use crate::store::fsutil;
 
-pub const BEGIN: &str = "<!-- memorix:begin -->";
-pub const END: &str = "<!-- memorix:end -->";
-
-/// What to do with the agents block.
+/// What to do with `[agents]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agents {
-    /// Leave AGENTS.md / CLAUDE.md alone: they are the user's files.
+    /// Leave it as it is.
     Keep,
-    /// Write or refresh it, creating AGENTS.md when neither exists.
+    /// Add it (the default harnesses) when memorix.toml has none.
     Write,
-    /// Take it out.
+    /// Take it out (the next build removes the generated files), and any managed block an
+    /// older memorix wrote into AGENTS.md / CLAUDE.md.
     Remove,
 }
 
@@ -69,28 +67,68 @@ pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcom
     if ensure_search_whitelist(&confined, &memory)? {
         out.changed.push(".ignore".into());
     }
-    if agents == Agents::Keep {
-        return Ok(out);
+    match agents {
+        Agents::Keep => {}
+        Agents::Write => {
+            if edit_agents_table(&state, &path, true)? {
+                out.changed.push(format!("{} ([agents])", manifest::FILE));
+            }
+        }
+        Agents::Remove => {
+            if edit_agents_table(&state, &path, false)? {
+                out.changed.push(format!("{} ([agents])", manifest::FILE));
+            }
+            remove_old_blocks(dir, &mut out)?;
+        }
     }
+    Ok(out)
+}
+
+/// Adds `[agents]` (the default harnesses, written out) or removes it; true when it changed.
+fn edit_agents_table(state: &Path, path: &Path, add: bool) -> Result<bool> {
+    use toml_edit::{Array, DocumentMut, Item, Table, value};
+    let text = fs::read_to_string(path).map_err(Error::io("read", path))?;
+    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| Error::InvalidToml {
+        path: path.to_path_buf(),
+        message: e.message().to_string(),
+    })?;
+    let changed = match (add, doc.contains_key("agents")) {
+        (true, false) => {
+            let names = crate::model::HarnessName::DEFAULT.iter().map(|h| h.as_str());
+            let mut t = Table::new();
+            t.insert("harnesses", value(Array::from_iter(names)));
+            t.decor_mut().set_prefix(
+                "\n# The agent harnesses `memorix build` writes entry points for (AGENTS.md, CLAUDE.md, ...).\n",
+            );
+            doc.insert("agents", Item::Table(t));
+            true
+        }
+        (false, true) => doc.remove("agents").is_some(),
+        _ => false,
+    };
+    if changed {
+        fsutil::write_atomic(state, path, doc.to_string().as_bytes())?;
+    }
+    Ok(changed)
+}
+
+/// Takes out the block `init --agents` wrote into AGENTS.md / CLAUDE.md before `[agents]`.
+fn remove_old_blocks(dir: &Path, out: &mut InitOutcome) -> Result<()> {
     let mut targets: Vec<PathBuf> =
         ["AGENTS.md", "CLAUDE.md"].iter().map(|f| dir.join(f)).filter(|p| p.exists()).collect();
     // CLAUDE.md is often a symlink to AGENTS.md: edit the file once.
     targets.dedup_by_key(|p| p.canonicalize().unwrap_or_else(|_| p.clone()));
-    if targets.is_empty() && agents == Agents::Write {
-        targets.push(dir.join("AGENTS.md"));
-    }
     for t in targets {
-        let before = fs::read_to_string(&t).unwrap_or_default();
-        let after = match agents {
-            Agents::Remove => remove_block(&before),
-            _ => with_block(&before, &block(&memory)),
-        };
+        let before = fs::read_to_string(&t).map_err(Error::io("read", &t))?;
+        let name = display(dir, &t);
+        let after = crate::harness::sync::without_block(&name, &before)?;
         if after != before {
-            fs::write(&t, after).map_err(Error::io("write", &t))?;
-            out.changed.push(display(dir, &t));
+            let parent = t.parent().unwrap_or(dir);
+            fsutil::write_atomic(parent, &t.canonicalize().unwrap_or(t.clone()), after.as_bytes())?;
+            out.changed.push(name);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Makes sure the project's `.ignore` whitelists the memory directory: rg, fd and the agent
@@ -138,55 +176,4 @@ fn ensure_lines(path: &Path, lines: &[String]) -> Result<bool> {
     let dir = path.parent().expect("a project file lies in the project");
     fsutil::write_atomic(dir, path, new.as_bytes())?;
     Ok(true)
-}
-
-fn block(memory: &str) -> String {
-    format!(
-        "{BEGIN}\n## Project memory (memorix)\n\n\
-         Curated memory for coding agents is in `{memory}/`: rules, library docs for the exact\n\
-         versions this project pins, and notes. Start with `{memory}/INDEX.md`, which lists every\n\
-         mount with its intent and every file with its title; read files there with your usual\n\
-         tools. The files are read-only and generated: to change them, edit `memorix.toml` and\n\
-         run `memorix build`. `memorix skill` explains the rest.\n{END}\n"
-    )
-}
-
-/// `text` with the managed block replaced in place, or appended after one added newline
-/// (which `remove_block` takes away again, so removal restores the file exactly).
-fn with_block(text: &str, block: &str) -> String {
-    if let (Some(b), Some(e)) = (text.find(BEGIN), text.find(END)) {
-        let end = e + END.len() + usize::from(text[e + END.len()..].starts_with('\n'));
-        return format!("{}{block}{}", &text[..b], &text[end..]);
-    }
-    if text.is_empty() { block.to_string() } else { format!("{text}\n{block}") }
-}
-
-/// `text` without the managed block (and, at the end of the file, the newline added before it).
-fn remove_block(text: &str) -> String {
-    let (Some(b), Some(e)) = (text.find(BEGIN), text.find(END)) else { return text.to_string() };
-    let end = e + END.len() + usize::from(text[e + END.len()..].starts_with('\n'));
-    let mut head = text[..b].to_string();
-    let tail = &text[end..];
-    if tail.is_empty() && head.ends_with('\n') {
-        head.pop();
-    }
-    format!("{head}{tail}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_block_round_trips_exactly() {
-        for original in ["# Agents\n\nBe careful.\n", "# Agents", "", "# A\n\n"] {
-            let added = with_block(original, &block(".memory"));
-            assert!(added.contains(BEGIN));
-            assert_eq!(with_block(&added, &block(".memory")), added, "idempotent");
-            assert_eq!(remove_block(&added), original, "{original:?}");
-        }
-        let mid = format!("top\n{BEGIN}\nold\n{END}\nbottom\n");
-        let updated = with_block(&mid, "NEW\n");
-        assert_eq!(updated, "top\nNEW\nbottom\n");
-    }
 }

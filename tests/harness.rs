@@ -1,0 +1,310 @@
+//! Agent harnesses (DESIGN.md §14): the files each harness loads, generated at activation from
+//! `[agents]`, pinned byte for byte by golden files; idempotent, restored by rollback, removed
+//! with their harness or mount, never written over a user's text; `memorix doctor`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+
+use common::TestEnv;
+
+const ALL: &str = r#"["agents-md", "claude", "cursor", "copilot", "gemini"]"#;
+
+/// One always-loaded mount, one scoped mount, one pinned library.
+fn project(harnesses: &str) -> TestEnv {
+    let env = TestEnv::new();
+    env.write("rules/style.md", "# Style\n\nFour spaces.\n");
+    env.write("rules/testing.md", "# Testing\n\npytest -q before pushing.\n");
+    env.write("api-rules/errors.md", "# Error responses\n\nProblem+JSON everywhere.\n");
+    env.write("vendor-docs/httpx/quickstart.md", "# QuickStart\n\nhttpx.get(url)\n");
+    env.write("src/api/routes.py", "ROUTES = []\n");
+    env.write("requirements.txt", "httpx==0.28.1\n");
+    env.write("memorix.toml", &manifest(harnesses, "\napplies-to = [\"src/api/**\"]"));
+    env
+}
+
+fn manifest(harnesses: &str, api_scope: &str) -> String {
+    format!(
+        r#"[pins]
+files = ["requirements.txt"]
+
+[sources]
+"rules/app/" = "./rules"
+"rules/api/" = "./api-rules"
+"docs/httpx/@v0.28.1" = "./vendor-docs/httpx"
+
+[mounts.rules]
+select = ["rules/app/"]
+intent = "How we write code here"
+
+[mounts.api]
+select = ["rules/api/"]
+intent = "HTTP API conventions"{api_scope}
+
+[mounts."libs/httpx"]
+select = ["docs/httpx/@pin"]
+intent = "httpx docs for the pinned version"
+
+[agents]
+harnesses = {harnesses}
+"#
+    )
+}
+
+/// Every file outside the memory, the sources and memorix's state: what the harnesses read.
+fn generated(env: &TestEnv) -> BTreeMap<String, String> {
+    let skip = [".memory/", ".memorix/", "rules/", "api-rules/", "vendor-docs/", "src/"];
+    let own = ["memorix.toml", "memorix.lock", "requirements.txt", ".ignore"];
+    common::walk(&env.project)
+        .into_iter()
+        .filter_map(|p| {
+            let rel = p.strip_prefix(&env.project).ok()?.to_string_lossy().into_owned();
+            let keep =
+                p.is_file() && !skip.iter().any(|s| rel.starts_with(s)) && !own.contains(&rel.as_str());
+            keep.then(|| (rel, fs::read_to_string(&p).unwrap()))
+        })
+        .collect()
+}
+
+#[test]
+fn every_harness_gets_its_native_files_byte_for_byte() {
+    let env = project(ALL);
+    let out = env.run(&["build"]).ok();
+    assert!(
+        out.stdout.contains("Wrote agent harness files: .agents/skills/memorix/SKILL.md, "),
+        "{}",
+        out.stdout
+    );
+    let files = generated(&env);
+    let names: Vec<&str> = files.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            ".agents/skills/memorix/SKILL.md",
+            ".claude/rules/memorix-api.md",
+            ".claude/skills/memorix/SKILL.md",
+            ".cursor/rules/memorix-api.mdc",
+            ".github/copilot-instructions.md",
+            ".github/instructions/memorix-api.instructions.md",
+            "AGENTS.md",
+            "CLAUDE.md",
+            "GEMINI.md",
+        ]
+    );
+    for (name, text) in &files {
+        if !name.ends_with("SKILL.md") {
+            insta::assert_snapshot!(name.replace('/', "__"), text);
+        }
+    }
+    // Without AGENTS.md, CLAUDE.md carries the index and Cursor gets an always-applied rule.
+    let env = project(r#"["claude", "cursor"]"#);
+    env.run(&["build"]).ok();
+    let files = generated(&env);
+    insta::assert_snapshot!("without_agents_md__CLAUDE.md", files["CLAUDE.md"]);
+    insta::assert_snapshot!(
+        "without_agents_md__.cursor__rules__memorix.mdc",
+        files[".cursor/rules/memorix.mdc"]
+    );
+}
+
+#[test]
+fn a_second_build_changes_no_byte_and_rollback_restores_the_files_of_its_time() {
+    let env = project(ALL);
+    env.run(&["build"]).ok();
+    let first = generated(&env);
+    let again = env.run(&["build"]).ok();
+    assert!(again.stdout.starts_with("Nothing to do"), "{}", again.stdout);
+    assert_eq!(generated(&env), first);
+    // A new rule and one harness fewer: generation 2 writes other files.
+    env.write("rules/review.md", "# Review\n\nTwo approvals.\n");
+    env.write(
+        "memorix.toml",
+        &manifest(r#"["agents-md", "claude", "cursor", "copilot"]"#, "\napplies-to = [\"src/api/**\"]"),
+    );
+    let out = env.run(&["build"]).ok();
+    assert!(out.stdout.contains("Removed agent harness files: GEMINI.md"), "{}", out.stdout);
+    let second = generated(&env);
+    assert!(second["AGENTS.md"].contains("rules/review.md"));
+    assert!(!second.contains_key("GEMINI.md"));
+    let back = env.run(&["rollback"]).ok();
+    assert!(
+        back.stdout.contains("Wrote agent harness files: ") && back.stdout.contains("GEMINI.md"),
+        "{}",
+        back.stdout
+    );
+    assert_eq!(generated(&env), first, "rollback restores generation 1's files");
+    env.run(&["build"]).ok();
+    assert_eq!(generated(&env), second, "build brings back the lock's");
+}
+
+#[test]
+fn dropping_a_harness_or_a_scope_removes_exactly_its_files() {
+    let env = project(ALL);
+    env.run(&["build"]).ok();
+    let all = generated(&env);
+    let without = |env: &TestEnv| -> Vec<String> {
+        let now = generated(env);
+        all.keys().filter(|k| !now.contains_key(*k)).cloned().collect()
+    };
+    env.write(
+        "memorix.toml",
+        &manifest(r#"["agents-md", "claude", "copilot", "gemini"]"#, "\napplies-to = [\"src/api/**\"]"),
+    );
+    env.run(&["build"]).ok();
+    assert_eq!(without(&env), [".cursor/rules/memorix-api.mdc"]);
+    assert!(!env.project.join(".cursor").exists(), "the emptied directories go too");
+    env.write("memorix.toml", &manifest(r#"["agents-md", "claude", "copilot", "gemini"]"#, ""));
+    env.run(&["build"]).ok();
+    assert_eq!(
+        without(&env),
+        [
+            ".claude/rules/memorix-api.md",
+            ".cursor/rules/memorix-api.mdc",
+            ".github/instructions/memorix-api.instructions.md"
+        ]
+    );
+    // `[agents]` gone: every generated file goes; the user's text around a block stays.
+    let mut agents = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
+    agents.insert_str(0, "# Our agents\n\nRun make test.\n\n");
+    fs::write(env.project.join("AGENTS.md"), &agents).unwrap();
+    let text = manifest("[]", "").replace("[agents]\nharnesses = []\n", "");
+    env.write("memorix.toml", &text);
+    let out = env.run(&["build"]).ok();
+    assert!(out.stdout.contains("Removed agent harness files: "), "{}", out.stdout);
+    assert_eq!(generated(&env).keys().collect::<Vec<_>>(), ["AGENTS.md"]);
+    assert_eq!(
+        fs::read_to_string(env.project.join("AGENTS.md")).unwrap(),
+        "# Our agents\n\nRun make test.\n"
+    );
+}
+
+#[test]
+fn the_always_loaded_index_stays_within_its_budget() {
+    let env = project(r#"["agents-md"]"#);
+    for i in 0..600 {
+        env.write(&format!("rules/topic-{i:03}.md"), &format!("# Topic number {i} of the team rules\n"));
+    }
+    env.run(&["build"]).ok();
+    let agents = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
+    assert!(agents.len() <= 8 * 1024, "{} bytes", agents.len());
+    assert!(agents.contains("more files: `.memory/INDEX.md`"), "{agents}");
+    assert!(agents.contains("`.memory/libs/httpx/`: httpx docs for the pinned version (httpx 0.28.1)"));
+    let index = fs::read_to_string(env.project.join(".memory/INDEX.md")).unwrap();
+    assert!(index.contains("rules/topic-599.md"), "INDEX.md lists every file");
+    env.write(
+        "memorix.toml",
+        &manifest(r#"["agents-md"]"#, "").replace("[agents]\n", "[agents]\nindex-budget = \"2KiB\"\n"),
+    );
+    env.run(&["build"]).ok();
+    let small = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
+    assert!(small.len() <= 2048, "{} bytes", small.len());
+}
+
+#[test]
+fn an_edited_generated_file_fails_status_check_and_build_restores_it() {
+    let env = project(ALL);
+    env.run(&["build"]).ok();
+    env.run(&["status", "--check"]).ok();
+    let claude = env.project.join("CLAUDE.md");
+    let generated_text = fs::read_to_string(&claude).unwrap();
+    fs::write(&claude, generated_text.replace("@AGENTS.md", "@AGENTS.md\nAlso read everything.")).unwrap();
+    let out = env.run(&["status", "--check"]).expect(1);
+    assert!(
+        out.stdout.contains(
+            "agent harness file CLAUDE.md has a memorix block that differs from what memorix generates"
+        ),
+        "{}",
+        out.stdout
+    );
+    let fixed = env.run(&["build"]).ok();
+    assert!(fixed.stdout.starts_with("Restored edited agent harness files: CLAUDE.md\n"), "{}", fixed.stdout);
+    assert_eq!(fs::read_to_string(&claude).unwrap(), generated_text);
+    env.run(&["status", "--check"]).ok();
+}
+
+#[test]
+fn bad_input_is_refused_and_the_users_files_are_never_lost() {
+    let env = project(r#"["agents-md", "claud"]"#);
+    let err = env.run(&["build"]).expect(2).stderr;
+    assert!(err.contains("memorix::manifest::unknown_harness") && err.contains("memorix.toml:"), "{err}");
+    assert!(
+        err.contains("did you mean \"claude\"?")
+            && err.contains("agents-md, claude, cursor, copilot, gemini"),
+        "{err}"
+    );
+    let env = project(ALL);
+    env.write("memorix.toml", &manifest(ALL, "\napplies-to = [\"src/[api\"]"));
+    let err = env.run(&["build"]).expect(2).stderr;
+    assert!(err.contains("memorix::manifest::bad_glob") && err.contains("memorix.toml:16"), "{err}");
+    // A user's own file where a generated one goes is never overwritten.
+    let env = project(ALL);
+    env.write(".claude/rules/memorix-api.md", "# Our API rule\n");
+    let err = env.run(&["build"]).expect(2).stderr;
+    assert!(
+        err.contains("memorix::agents::occupied") && err.contains(".claude/rules/memorix-api.md"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_to_string(env.project.join(".claude/rules/memorix-api.md")).unwrap(),
+        "# Our API rule\n"
+    );
+    assert!(!env.project.join(".memory").exists(), "refused before anything was activated");
+    // Damaged markers: the file is left exactly as it was.
+    let env = project(ALL);
+    let damaged = "# Agents\n\n<!-- memorix:begin -->\nold index\n";
+    env.write("AGENTS.md", damaged);
+    let err = env.run(&["build"]).expect(2).stderr;
+    assert!(
+        err.contains("memorix::agents::damaged_block")
+            && err.contains("a begin marker without an end marker"),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(env.project.join("AGENTS.md")).unwrap(), damaged);
+    let twice =
+        "<!-- memorix:begin -->\n<!-- memorix:end -->\n<!-- memorix:begin -->\n<!-- memorix:end -->\n";
+    env.write("AGENTS.md", twice);
+    let err = env.run(&["build"]).expect(2).stderr;
+    assert!(err.contains("2 begin and 2 end markers"), "{err}");
+    let err = env.run(&["doctor", "--harness", "claud"]).expect(2).stderr;
+    assert!(
+        err.contains("memorix::doctor::unknown_harness") && err.contains("did you mean `claude`?"),
+        "{err}"
+    );
+}
+
+#[test]
+fn doctor_shows_what_each_harness_loads_and_checks_it() {
+    let env = project(ALL);
+    env.run(&["build"]).ok();
+    let out = env.run(&["doctor", "--check"]).ok();
+    insta::assert_snapshot!("doctor", out.stdout);
+    let json = env.run(&["doctor", "--json", "--harness", "claude"]).ok();
+    insta::assert_snapshot!("doctor_claude_json", serde_json::to_string_pretty(&json.json()).unwrap());
+    // A 40 KiB AGENTS.md: Codex never reads the last 8 KiB.
+    let mut agents = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
+    while agents.len() < 40 * 1024 {
+        agents.push_str("Write small functions with clear names, and test every branch they have.\n");
+    }
+    fs::write(env.project.join("AGENTS.md"), &agents).unwrap();
+    let out = env.run(&["doctor", "--check", "--harness", "agents-md"]).expect(1);
+    assert!(out.stdout.contains("problem (cap_exceeded): AGENTS.md: 41"), "{}", out.stdout);
+    assert!(out.stdout.contains("Codex stops reading project instructions at 32 KiB"), "{}", out.stdout);
+    // CLAUDE.md holding the index and importing AGENTS.md, which holds it too.
+    let env = project(ALL);
+    env.run(&["build"]).ok();
+    let index = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
+    let claude = fs::read_to_string(env.project.join("CLAUDE.md")).unwrap();
+    fs::write(
+        env.project.join("CLAUDE.md"),
+        format!("{claude}\n{}", index.replace("memorix:", "old-memorix:")),
+    )
+    .unwrap();
+    let out = env.run(&["doctor", "--check", "--harness", "claude"]).expect(1);
+    assert!(out.stdout.contains("problem (loaded_twice): the same text ("), "{}", out.stdout);
+    assert!(out.stdout.contains("is loaded in both CLAUDE.md and AGENTS.md"), "{}", out.stdout);
+    // A scoped rule whose globs match no file never loads.
+    fs::remove_dir_all(env.project.join("src")).unwrap();
+    let out = env.run(&["doctor", "--check", "--harness", "copilot"]).expect(1);
+    assert!(out.stdout.contains("src/api/** match no file of the project"), "{}", out.stdout);
+}
