@@ -79,6 +79,26 @@ fn webapp_team_rules_with_sources_and_an_override() {
     assert_eq!(e["decisions"][0]["rule"], "override");
     assert_eq!(e["decisions"][0]["loser"], "rules/team/python/style.md");
     assert!(read(&env, "INDEX.md").contains("- `rules/python/style.md`: Python style"));
+    // Its committed agent harness files are exactly what the build writes, and every harness
+    // loads them without a problem.
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/webapp");
+    for f in [
+        "AGENTS.md",
+        "CLAUDE.md",
+        "GEMINI.md",
+        ".github/copilot-instructions.md",
+        ".github/instructions/memorix-python.instructions.md",
+        ".claude/rules/memorix-python.md",
+        ".cursor/rules/memorix-python.mdc",
+        ".claude/skills/memorix/SKILL.md",
+        ".agents/skills/memorix/SKILL.md",
+    ] {
+        let committed = fs::read_to_string(example.join(f)).unwrap();
+        assert_eq!(fs::read_to_string(env.project.join(f)).unwrap(), committed, "{f}");
+    }
+    env.run(&["status", "--check"]).ok();
+    let doctor = env.run(&["doctor", "--check"]).ok();
+    assert!(doctor.stdout.ends_with("No problems found\n"), "{}", doctor.stdout);
 }
 
 #[test]
