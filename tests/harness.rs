@@ -164,6 +164,24 @@ fn dropping_a_harness_or_a_scope_removes_exactly_its_files() {
             ".github/instructions/memorix-api.instructions.md"
         ]
     );
+    // The mount itself gone: its files go with it (here, none are left of it).
+    let env2 = project(ALL);
+    env2.run(&["build"]).ok();
+    let before = generated(&env2);
+    let no_api = manifest(ALL, "")
+        .replace("[mounts.api]\nselect = [\"rules/api/\"]\nintent = \"HTTP API conventions\"\n\n", "");
+    env2.write("memorix.toml", &no_api);
+    env2.run(&["build"]).ok();
+    let after = generated(&env2);
+    let gone: Vec<&String> = before.keys().filter(|k| !after.contains_key(*k)).collect();
+    assert_eq!(
+        gone,
+        [
+            ".claude/rules/memorix-api.md",
+            ".cursor/rules/memorix-api.mdc",
+            ".github/instructions/memorix-api.instructions.md"
+        ]
+    );
     // `[agents]` gone: every generated file goes; the user's text around a block stays.
     let mut agents = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
     agents.insert_str(0, "# Our agents\n\nRun make test.\n\n");
@@ -303,6 +321,17 @@ fn doctor_shows_what_each_harness_loads_and_checks_it() {
     let out = env.run(&["doctor", "--check", "--harness", "claude"]).expect(1);
     assert!(out.stdout.contains("problem (loaded_twice): the same text ("), "{}", out.stdout);
     assert!(out.stdout.contains("is loaded in both CLAUDE.md and AGENTS.md"), "{}", out.stdout);
+    // Front matter Cursor would reject: the rule never applies.
+    env.write(
+        ".cursor/rules/team.mdc",
+        "---\ndescription: Team rules\nalwaysApply: sometimes\n---\nBe kind.\n",
+    );
+    let out = env.run(&["doctor", "--check", "--harness", "cursor"]).expect(1);
+    assert!(
+        out.stdout.contains("problem (bad_front_matter): .cursor/rules/team.mdc: alwaysApply is \"sometimes\", not true or false"),
+        "{}",
+        out.stdout
+    );
     // A scoped rule whose globs match no file never loads.
     fs::remove_dir_all(env.project.join("src")).unwrap();
     let out = env.run(&["doctor", "--check", "--harness", "copilot"]).expect(1);

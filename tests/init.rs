@@ -122,20 +122,36 @@ fn agents_block_is_managed_without_touching_the_rest() {
     let original = "# AGENTS.md\n\nRun `make test` before pushing.\n\n## Style\n\nNo tabs.\n";
     env.write("AGENTS.md", original);
     std::os::unix::fs::symlink("AGENTS.md", env.project.join("CLAUDE.md")).unwrap();
-    env.run(&["init", "--agents"]).ok();
+    let init = env.run(&["init", "--agents"]).ok();
+    assert!(init.stdout.contains("Updated memorix.toml ([agents])"), "{}", init.stdout);
+    let manifest = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
+    assert!(manifest.contains("[agents]\nharnesses = [\"agents-md\", \"claude\"]\n"), "{manifest}");
+    assert_eq!(
+        fs::read_to_string(env.project.join("AGENTS.md")).unwrap(),
+        original,
+        "build writes it, not init"
+    );
+    env.run(&["build"]).ok();
     let once = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
     assert!(once.starts_with(original), "text before the block is untouched");
     assert!(once.contains("<!-- memorix:begin -->") && once.contains("`.memory/INDEX.md`"));
     assert_eq!(once.matches("<!-- memorix:begin -->").count(), 1, "CLAUDE.md is a link: one block");
     env.run(&["init", "--agents"]).ok();
-    assert_eq!(fs::read_to_string(env.project.join("AGENTS.md")).unwrap(), once, "re-running is a no-op");
+    assert_eq!(
+        fs::read_to_string(env.project.join("memorix.toml")).unwrap(),
+        manifest,
+        "re-running is a no-op"
+    );
+    env.run(&["build"]).ok();
+    assert_eq!(fs::read_to_string(env.project.join("AGENTS.md")).unwrap(), once, "so is building again");
 
-    // A user edits around the block; a refresh keeps their text byte for byte.
+    // A user edits around the block; a build keeps their text byte for byte.
     let edited = format!("{once}\n## Added later\n\nMore.\n");
     fs::write(env.project.join("AGENTS.md"), &edited).unwrap();
-    env.run(&["init"]).ok();
+    env.run(&["build"]).ok();
     assert_eq!(fs::read_to_string(env.project.join("AGENTS.md")).unwrap(), edited);
     fs::write(env.project.join("AGENTS.md"), &once).unwrap();
     env.run(&["init", "--remove-agents"]).ok();
+    env.run(&["build"]).ok();
     assert_eq!(fs::read_to_string(env.project.join("AGENTS.md")).unwrap(), original, "restored exactly");
 }

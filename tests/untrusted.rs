@@ -194,6 +194,7 @@ fn init_never_writes_through_links_or_a_git_file() {
     env.write("AGENTS.md", "# Agents\n");
     symlink("AGENTS.md", env.project.join("CLAUDE.md")).unwrap();
     env.run(&["init", "--agents"]).ok();
+    env.run(&["build"]).ok();
     assert!(fs::read_to_string(env.project.join("AGENTS.md")).unwrap().contains("memorix:begin"));
 
     // A `.git` file (worktree, submodule, or a planted one) is never followed: init writes
