@@ -12,7 +12,7 @@ use saphyr::{LoadableYamlNode, Yaml};
 use serde::Serialize;
 
 use crate::confine::Confined;
-use crate::model::harness::{HarnessName, ScopeKey, Search};
+use crate::model::harness::{HarnessName, ScopeKey, Scoped, Search};
 
 /// Imports are followed this deep (Claude Code follows four hops).
 const IMPORT_DEPTH: usize = 4;
@@ -113,7 +113,7 @@ fn examine_one(
         load(project, name, None, c.at_imports, 0, &mut texts);
     }
     if let Some(scoped) = c.scoped {
-        scoped_rules(project, h, scoped.dir, scoped.suffix, scoped.key, files, &mut r, &mut texts);
+        scoped_rules(project, scoped, files, &mut r, &mut texts);
     }
     r.loads = texts
         .iter()
@@ -242,17 +242,14 @@ fn normal(p: &Path) -> Option<String> {
 
 /// The harness's path-scoped rule files: always-applied ones load at session start, the rest
 /// on demand; each one's front matter is checked and its globs matched against the project.
-#[allow(clippy::too_many_arguments)]
 fn scoped_rules(
     project: &Confined,
-    h: HarnessName,
-    dir: &str,
-    suffix: &str,
-    key: ScopeKey,
+    scoped: Scoped,
     files: &ProjectFiles,
     r: &mut HarnessReport,
     texts: &mut Vec<(String, String)>,
 ) {
+    let (h, dir, suffix, key) = (r.harness, scoped.dir, scoped.suffix, scoped.key);
     let Ok(entries) = std::fs::read_dir(project.root().join(dir)) else { return };
     let mut names: Vec<String> =
         entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
