@@ -374,6 +374,14 @@ fn log_show_ls_and_cat_read_the_history() {
     ");
     let by_path = env.run(&["log", "rules/team/python/style.md"]).ok().stdout;
     assert_eq!(by_path.lines().filter(|l| l.starts_with("rules@")).count(), 2, "{by_path}");
+    // `-n` stops where the count is reached, with a path filter too.
+    let newest = env.run(&["log", "-n", "1", "rules/team/python/style.md"]).ok().stdout;
+    assert!(
+        newest.starts_with("rules@g2 ") && newest.lines().filter(|l| l.starts_with("rules@")).count() == 1
+    );
+    let two = env.run(&["log", "-n", "2"]).ok().stdout;
+    let all = env.run(&["log"]).ok().stdout;
+    assert!(all.starts_with(&two) && two.contains("rules@g2 ") && !two.contains("rules@g1 "), "{two}");
 
     let g2 =
         env.run(&["--json", "log", "rules"]).ok().json()[1]["generation"]["id"].as_str().unwrap().to_string();

@@ -18,7 +18,9 @@ pub struct LogEntry {
 
 /// `None` logs every kind; a locator with an empty path logs its kind; otherwise only
 /// generations that changed something at or under the path.
-pub fn log(store_root: &Path, filter: Option<&Locator>) -> Result<Vec<LogEntry>> {
+/// The newest `limit` generations (all when `None`) that changed something under `filter`:
+/// each kind's history is diffed only as far back as the limit reaches.
+pub fn log(store_root: &Path, filter: Option<&Locator>, limit: Option<usize>) -> Result<Vec<LogEntry>> {
     let store = Store::open(store_root)?;
     let kinds: Vec<Kind> = match filter {
         Some(loc) => vec![loc.kind],
@@ -28,12 +30,17 @@ pub fn log(store_root: &Path, filter: Option<&Locator>) -> Result<Vec<LogEntry>>
     let mut out = Vec::new();
     for kind in kinds {
         let history = store.history(kind)?;
+        let mut taken = 0;
         for (i, g) in history.iter().enumerate() {
+            if limit.is_some_and(|n| taken >= n) {
+                break;
+            }
             let parent_root = history.get(i + 1).map(|p| p.generation.root);
             let changes = changes_under(&store, parent_root.as_ref(), &g.generation.root, &path)?;
             if changes.is_empty() && !path.is_root() {
                 continue;
             }
+            taken += 1;
             out.push(LogEntry { generation: GenSummary::new(&g.id, &g.generation), changes });
         }
     }
@@ -42,6 +49,7 @@ pub fn log(store_root: &Path, filter: Option<&Locator>) -> Result<Vec<LogEntry>>
         let (x, y) = (&a.generation, &b.generation);
         y.time.cmp(&x.time).then(x.kind.cmp(&y.kind)).then(y.seq.cmp(&x.seq))
     });
+    out.truncate(limit.unwrap_or(usize::MAX));
     Ok(out)
 }
 
