@@ -107,17 +107,28 @@ fn harness_plan(
     delivery: &Delivery,
     spec: Option<&AgentsSpec>,
 ) -> Result<Option<harness::sync::Plan>> {
-    if spec.is_none() && harness::sync::Record::load(&project.state_dir).is_none() {
-        return Ok(None);
+    match harness_outputs(store, project, delivery, spec)? {
+        Some(wanted) => Ok(Some(harness::sync::plan(&project.confined, &wanted)?)),
+        None => Ok(None),
     }
-    let wanted = match spec {
+}
+
+/// The harness files `spec` generates for `delivery` (none without `[agents]`); `None` when
+/// memorix does not manage this project's harness files at all.
+pub(super) fn harness_outputs(
+    store: &Store,
+    project: &Project,
+    delivery: &Delivery,
+    spec: Option<&AgentsSpec>,
+) -> Result<Option<Vec<harness::Output>>> {
+    match spec {
         Some(spec) => {
             let index = harness::index(store, delivery, project.manifest.memory.as_str())?;
-            harness::outputs(spec, &index, harness::SKILL)
+            Ok(Some(harness::outputs(spec, &index, harness::SKILL)))
         }
-        None => Vec::new(),
-    };
-    Ok(Some(harness::sync::plan(&project.confined, &wanted)?))
+        None if harness::sync::Record::load(&project.state_dir).is_some() => Ok(Some(Vec::new())),
+        None => Ok(None),
+    }
 }
 
 fn apply_harness(
@@ -134,11 +145,16 @@ fn apply_harness(
     }
 }
 
-/// Whether the harness files are what the last activation of `environment` wrote.
-fn harness_fresh(project: &Project, environment: Id) -> bool {
-    let spec = harness::spec(&project.manifest);
-    match harness::sync::Record::load(&project.state_dir) {
-        Some(r) => r.fresh(project.confined.root(), spec.as_ref(), environment),
+/// Whether the harness files are what the last activation of `environment` wrote (`record`)
+/// for `spec`.
+fn harness_fresh(
+    project: &Project,
+    record: Option<&harness::sync::Record>,
+    spec: Option<&AgentsSpec>,
+    environment: Id,
+) -> bool {
+    match record {
+        Some(r) => r.fresh(project.confined.root(), spec, environment),
         None => spec.is_none(),
     }
 }
@@ -214,7 +230,12 @@ pub fn build(
     let stamp = inputs_stamp(&project, store_root)?;
     if req.refresh == Refresh::Nothing
         && let Some((environment, generation)) = stamped(&project, &stamp, &memory)
-        && harness_fresh(&project, environment)
+        && harness_fresh(
+            &project,
+            harness::sync::Record::load(&project.state_dir).as_ref(),
+            harness::spec(m).as_ref(),
+            environment,
+        )
     {
         return Ok(BuildOutcome {
             ignore_updated,
@@ -377,11 +398,12 @@ fn activate(
     let recorded = Some(spec.clone().unwrap_or_else(AgentsSpec::none));
     if same {
         // Only the harness files may have moved (edited, or `[agents]` changed).
-        if harness_fresh(project, env_id) {
+        let record = harness::sync::Record::load(&project.state_dir);
+        if harness_fresh(project, record.as_ref(), spec.as_ref(), env_id) {
             return Ok((None, Synced::default()));
         }
         let b = current.expect("the same environment is bound");
-        let restored = harness::sync::Record::load(&project.state_dir).is_some_and(|r| r.spec == spec);
+        let restored = record.is_some_and(|r| r.spec == spec);
         let plan = harness_plan(store, project, &delivery(b.generation), spec.as_ref())?;
         let synced = Synced { restored, ..apply_harness(project, plan, spec.as_ref(), env_id)? };
         record_agents(profile, b.generation, recorded);

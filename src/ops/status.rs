@@ -129,19 +129,11 @@ fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Resul
 /// The agent harness files `memorix build` would write or remove, and why; a user's file in
 /// the way or damaged block markers are reported the same way.
 fn harness_drift(store: &Store, project: &Project, delivery: &Delivery) -> Result<Vec<(String, String)>> {
-    use crate::harness;
-    let spec = harness::spec(&project.manifest);
-    if spec.is_none() && harness::sync::Record::load(&project.state_dir).is_none() {
+    let spec = crate::harness::spec(&project.manifest);
+    let Some(wanted) = super::build::harness_outputs(store, project, delivery, spec.as_ref())? else {
         return Ok(Vec::new());
-    }
-    let wanted = match &spec {
-        Some(spec) => {
-            let index = harness::index(store, delivery, project.manifest.memory.as_str())?;
-            harness::outputs(spec, &index, harness::SKILL)
-        }
-        None => Vec::new(),
     };
-    Ok(match harness::sync::plan(&project.confined, &wanted) {
+    Ok(match crate::harness::sync::plan(&project.confined, &wanted) {
         Ok(plan) => plan.problems(),
         Err(e) => vec![(String::new(), e.to_string())],
     })
