@@ -461,22 +461,33 @@ fn verify_checks_derivations_and_environments() {
     let hex = |id: &toml::Value| id.as_str().unwrap().strip_prefix("sha256:").unwrap().to_string();
     let drv = hex(&lock["mounts"]["python"]["derivation"]);
     let env_id = hex(&lock["environment"]["id"]);
-
-    // A file in a derivation's tree/ replaced by other content.
-    let file = env.store.join("derivations").join(&drv[..2]).join(&drv).join("tree/style.md");
-    fs::set_permissions(file.parent().unwrap(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    fs::remove_file(&file).unwrap();
-    fs::write(&file, "tampered\n").unwrap();
-    // An environment record deleted.
-    fs::remove_file(env.store.join("environments").join(&env_id[..2]).join(&env_id).join("environment.json"))
-        .unwrap();
-    let report = env.run(&["--json", "verify"]).expect(1).json();
-    let objects: Vec<&str> =
-        report["problems"].as_array().unwrap().iter().map(|p| p["object"].as_str().unwrap()).collect();
+    let drv_dir = env.store.join("derivations").join(&drv[..2]).join(&drv);
+    let env_dir = env.store.join("environments").join(&env_id[..2]).join(&env_id);
+    // A build writes records only: no tree of hardlinks per id (one is made for hooks).
     assert_eq!(
-        objects,
-        [format!("derivations/{}/{drv}/tree/style.md", &drv[..2]), format!("environment sha256:{env_id}")]
+        common::files_under(&drv_dir),
+        ["artifacts/SUMMARY.md", "artifacts/titles.json", "derivation.json"]
     );
+    assert_eq!(common::files_under(&env_dir), ["environment.json"]);
+
+    // A derivation record whose entries no longer hash to its id.
+    let record = drv_dir.join("derivation.json");
+    let text = fs::read_to_string(&record).unwrap().replacen("style.md", "stile.md", 1);
+    fs::set_permissions(&record, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    fs::write(&record, text).unwrap();
+    // An environment record deleted.
+    fs::remove_file(env_dir.join("environment.json")).unwrap();
+    let report = env.run(&["--json", "verify"]).expect(1).json();
+    let problems: Vec<(&str, &str)> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["object"].as_str().unwrap(), p["message"].as_str().unwrap()))
+        .collect();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert_eq!(problems[0].0, format!("derivation sha256:{drv}"));
+    assert!(problems[0].1.contains("entries do not hash to its id"), "{problems:?}");
+    assert_eq!(problems[1].0, format!("environment sha256:{env_id}"));
 }
 
 #[test]
@@ -512,6 +523,17 @@ fn artifacts_summary_built_in_and_hooks_once_per_derivation() {
     let index = fs::read_to_string(env.project.join(".memory/INDEX.md")).unwrap();
     assert!(index.contains(&format!("### digest\n\n2 files in {drv}\n")), "{index}");
     assert!(!env.project.join(".memory/team/SUMMARY.md").exists(), "artifacts are not delivered into mounts");
+    // The hook ran in the derivation's files, made as a tree on demand; verify checks it.
+    let tree = env.store.join("derivations").join(&hex[..2]).join(hex).join("tree");
+    assert_eq!(common::files_under(&tree), ["style.md", "tests.md"]);
+    let file = tree.join("style.md");
+    fs::set_permissions(&tree, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    fs::remove_file(&file).unwrap();
+    fs::write(&file, "tampered\n").unwrap();
+    let report = env.run(&["--json", "verify"]).expect(1).json();
+    assert_eq!(report["problems"][0]["object"], format!("derivations/{}/{hex}/tree/style.md", &hex[..2]));
+    fs::remove_dir_all(&tree).unwrap();
+    env.run(&["verify"]).ok();
 
     // Another project with the same selection reuses the derivation and its artifacts.
     let other = env.project.join("other");

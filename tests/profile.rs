@@ -154,3 +154,60 @@ fn tampering_with_memory_is_detected_and_repaired() {
         assert_eq!(fs::read_to_string(&file).unwrap(), "# File 1\n\nv1\n");
     }
 }
+
+/// Files of `memory` with their content (directories left out).
+fn contents(memory: &std::path::Path) -> Vec<(String, String)> {
+    common::files_under(memory)
+        .into_iter()
+        .map(|f| (f.clone(), fs::read_to_string(memory.join(&f)).unwrap()))
+        .collect()
+}
+
+#[test]
+fn an_update_brings_the_kept_previous_tree_up_to_date_and_swaps_it_in() {
+    let env = TestEnv::new();
+    project(&env, None);
+    env.run(&["build"]).ok();
+    let memory = env.project.join(".memory");
+    let kept = env.project.join(".memorix/tmp/previous");
+    let ino = |p: &std::path::Path| fs::metadata(p).unwrap().ino();
+    let first_root = ino(&memory);
+    let ingest = |file: &str, text: &str| {
+        env.write(file, text);
+        env.run(&["ingest", "rules/team/", env.project.join("team").to_str().unwrap()]).ok();
+    };
+
+    // The first update stages a tree (there is no spare yet); the first one is kept.
+    ingest("team/f1.md", "# File 1\n\nv2\n");
+    env.run(&["update"]).ok();
+    assert_eq!(ino(&kept), first_root);
+    // The next one takes the kept tree, changes only what differs, and swaps it in.
+    ingest("team/f1.md", "# File 1\n\nv3\n");
+    env.run(&["update"]).ok();
+    assert_eq!(ino(&memory), first_root, "the kept tree became the memory again");
+    assert_eq!(fs::read_to_string(memory.join("team/f1.md")).unwrap(), "# File 1\n\nv3\n");
+    env.run(&["verify", "--project"]).ok();
+
+    // A file of the kept tree changed behind memorix's back is placed again, never reused
+    // (unchanged files are shared with the memory directory, so the build names it there too).
+    let stale = kept.join("team/f3.md");
+    fs::set_permissions(&stale, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    fs::write(&stale, "tampered\n").unwrap();
+    ingest("team/f2.md", "# File 2\n\nv2\n");
+    let out = env.run(&["--json", "update"]).ok().json();
+    assert_eq!(out["activated"]["reused"], 3, "f2 changed and f3 was edited: {out}");
+    assert_eq!(out["activated"]["repaired"]["drift"]["edited"], serde_json::json!(["team/f3.md"]));
+    assert_eq!(fs::read_to_string(memory.join("team/f3.md")).unwrap(), "# File 3\n\nv1\n");
+    env.run(&["verify", "--project"]).ok();
+
+    // A file added to the kept tree makes it unusable: the next tree is staged afresh.
+    fs::write(kept.join("team/extra.md"), "foreign\n").unwrap();
+    ingest("team/f4.md", "# File 4\n\nv2\n");
+    env.run(&["update"]).ok();
+    assert!(!memory.join("team/extra.md").exists());
+    let files = contents(&memory);
+    let team: Vec<&str> =
+        files.iter().filter(|(f, _)| f.starts_with("team/")).map(|(f, _)| f.as_str()).collect();
+    assert_eq!(team, ["team/f0.md", "team/f1.md", "team/f2.md", "team/f3.md", "team/f4.md"]);
+    env.run(&["verify", "--project"]).ok();
+}

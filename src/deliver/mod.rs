@@ -269,6 +269,14 @@ pub struct ActivationRecord {
     /// The inode of a staged tree about to be swapped in (set just before the swap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<u64>,
+    /// How the files were placed (copies, hardlinks or symlinks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<Mode>,
+    /// What the tree kept in `.memorix/tmp/previous` held when it was the memory directory: the
+    /// next activation brings that tree up to date and swaps it in (a double buffer), so its
+    /// directory work grows with the changed files, not the environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<Box<ActivationRecord>>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -300,27 +308,49 @@ impl ActivationRecord {
         self.files.get(rel).is_some_and(|p| stat(&memory.join(rel)) == Some((p.size, p.mtime_ns, p.ino)))
     }
 
-    /// Whether `memory` holds exactly the files placed, each untouched since.
-    pub fn intact(&self, memory: &Path) -> bool {
-        let mut seen = 0;
-        let mut stack = vec![memory.to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = fs::read_dir(&dir) else { return false };
-            for e in entries {
-                let Ok(e) = e else { return false };
-                let path = e.path();
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    stack.push(path);
-                    continue;
-                }
-                let rel = path.strip_prefix(memory).expect("below the memory").to_string_lossy().into_owned();
-                if !self.unchanged(memory, &rel) {
-                    return false;
-                }
-                seen += 1;
-            }
-        }
-        seen == self.files.len()
+    /// The record of the kept previous tree at `kept`, when it can be brought up to date in
+    /// place for `mode`: placed the same way, and no file added, removed or renamed in any of
+    /// its directories since.
+    fn spare(&self, kept: &Path, mode: Mode) -> Option<&ActivationRecord> {
+        use rayon::prelude::*;
+        let spare = self.previous.as_deref()?;
+        let same_kind = spare.delivery.is_some_and(|d| d == mode || (copies(d) && copies(mode)));
+        let intact = spare.root_is(kept)
+            && spare.dirs.par_iter().all(|(d, held)| {
+                d.is_empty() || stat(&kept.join(d)).is_some_and(|(_, mtime, ino)| (mtime, ino) == *held)
+            })
+            && fs::read_dir(kept).is_ok_and(|entries| {
+                entries.flatten().all(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    spare.files.contains_key(&name) || spare.dirs.contains_key(&name)
+                })
+            });
+        (same_kind && intact).then_some(spare)
+    }
+
+    /// Whether the directory at `path` is the root this record placed.
+    fn root_is(&self, path: &Path) -> bool {
+        let placed = self.dirs.get("").map(|(_, ino)| *ino);
+        placed.is_some() && stat(path).map(|(_, _, ino)| ino) == placed
+    }
+
+    /// Whether `memory` holds exactly the files placed, each untouched since: every directory
+    /// keeps its (mtime, inode), so no file was added, removed or renamed, and every file its
+    /// stat. Stats only, in parallel; no directory is listed.
+    fn intact(&self, memory: &Path) -> bool {
+        use rayon::prelude::*;
+        !self.dirs.is_empty()
+            && self
+                .dirs
+                .par_iter()
+                .all(|(d, held)| stat(&memory.join(d)).is_some_and(|(_, mtime, ino)| (mtime, ino) == *held))
+            && self.files.par_iter().all(|(rel, _)| self.unchanged(memory, rel))
+    }
+
+    /// Whether `memory` is [intact](Self::intact) and none of its content was purged since.
+    pub fn holds(&self, store: &Store, memory: &Path) -> bool {
+        let purged = store.purged_ids();
+        self.intact(memory) && !self.files.values().any(|p| p.blob.is_some_and(|b| purged.contains(&b)))
     }
 }
 
@@ -350,16 +380,21 @@ pub fn activate(
     check_ours(memory, recorded.as_ref())?;
     let tmp = state_dir.join("tmp");
     fsutil::create_dir(&tmp)?;
-    let stage = Stage::create(tmp.join("stage"))?;
-    let Staged { files, reused, purged } =
-        fill_stage(store, &stage.0, memory, delivery, mode, previous, progress)?;
+    let kept = tmp.join("previous");
+    let spare = recorded.as_ref().and_then(|r| r.spare(&kept, mode));
+    let stage = match spare {
+        Some(_) => Stage::adopt(&kept, tmp.join("stage"))?,
+        None => Stage::create(tmp.join("stage"))?,
+    };
+    let source = Source { memory, previous, spare };
+    let Staged { files, reused, purged } = fill_stage(store, &stage.0, &source, delivery, mode, progress)?;
     if let Some(parent) = memory.parent() {
         fsutil::create_dir(parent)?;
     }
     crate::fault::point("activate.staged");
     // Say which tree is about to become the memory, so a crash right after the swap still
     // leaves a directory memorix knows it made.
-    let mut pending = recorded.unwrap_or_default();
+    let mut pending = recorded.clone().unwrap_or_default();
     pending.pending = stat(&stage.0).map(|(_, _, ino)| ino);
     fsutil::write_atomic(
         state_dir,
@@ -370,12 +405,16 @@ pub fn activate(
     let stage = stage.into_previous();
     crate::fault::point("activate.exchanged");
     // `stage` now holds the old tree (if there was one): keep it until the next activation.
-    let kept = tmp.join("previous");
     remove_readonly_tree(&kept)?;
     if fs::symlink_metadata(&stage).is_ok() {
         fs::rename(&stage, &kept).map_err(Error::io("keep the previous tree at", &kept))?;
     }
-    let record = ActivationRecord::of(memory, delivery.environment, &files)?;
+    let mut record = ActivationRecord::of(memory, delivery.environment, &files)?;
+    record.delivery = Some(mode);
+    record.previous = recorded.filter(|r| r.root_is(&kept)).map(|mut r| {
+        (r.previous, r.pending) = (None, None);
+        Box::new(r)
+    });
     fsutil::write_atomic(
         state_dir,
         &state_dir.join(RECORD),
@@ -418,6 +457,13 @@ impl Stage {
         Ok(Stage(path))
     }
 
+    /// Takes the kept previous tree as the stage, to be brought up to date.
+    fn adopt(kept: &Path, path: PathBuf) -> Result<Stage> {
+        remove_readonly_tree(&path)?;
+        fs::rename(kept, &path).map_err(Error::io("reuse the previous tree at", kept))?;
+        Ok(Stage(path))
+    }
+
     /// After the swap the stage holds the previous tree, which the caller keeps.
     fn into_previous(self) -> PathBuf {
         let path = self.0.clone();
@@ -442,15 +488,25 @@ struct Staged {
     purged: Vec<String>,
 }
 
-/// Writes the generated files and every file into `stage`, taking over unchanged files of the
-/// previous activation.
+/// Where a stage's files can come from besides the Store.
+struct Source<'a> {
+    /// The memory directory as it is now.
+    memory: &'a Path,
+    /// The record of what `memory` shows, when it is the environment it claims.
+    previous: Option<&'a ActivationRecord>,
+    /// The record of the kept tree adopted as the stage, if one was.
+    spare: Option<&'a ActivationRecord>,
+}
+
+/// Writes the generated files and every file into `stage`: a fresh stage is filled whole, an
+/// adopted spare only where it differs. A file unchanged in the memory directory is taken over
+/// from it (a hardlink) rather than copied again.
 fn fill_stage(
     store: &Store,
     stage: &Path,
-    memory: &Path,
+    source: &Source,
     delivery: &Delivery,
     mode: Mode,
-    previous: Option<&ActivationRecord>,
     progress: &dyn Progress,
 ) -> Result<Staged> {
     let tmp = stage.parent().expect("the stage lies in tmp/");
@@ -459,26 +515,78 @@ fn fill_stage(
     }
     let files: Vec<(String, Id)> = delivery.files.iter().map(|(p, (_, b))| (p.clone(), *b)).collect();
     // Content `memorix purge` erased is gone from the Store; its files are left out.
-    let (purged, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, b)| store.purged(b).is_some());
-    let reused = std::sync::atomic::AtomicUsize::new(0);
-    let bar = progress.start("placing", files.len() as u64);
-    fill_tree(stage, &files, Dirs::Writable, &|blob, dest| {
-        bar.advance(1);
-        let rel = dest.strip_prefix(stage).expect("staged below the stage").to_string_lossy();
-        let unchanged = previous.is_some_and(|p| {
-            p.files.get(rel.as_ref()).is_some_and(|f| f.blob == Some(*blob)) && p.unchanged(memory, &rel)
-        });
-        let old = memory.join(rel.as_ref());
-        // Only a real file is taken over (never a symlink from an earlier symlink delivery).
-        let regular = fs::symlink_metadata(&old).is_ok_and(|m| m.is_file());
-        let copies = matches!(mode, Mode::Auto | Mode::Copy | Mode::Reflink);
-        if unchanged && regular && copies && fs::hard_link(&old, dest).is_ok() {
-            reused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            return Ok(());
-        }
-        place(store, blob, dest, mode)
-    })?;
+    let erased = store.purged_ids();
+    let (purged, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, b)| erased.contains(b));
+    let kept = match source.spare {
+        Some(spare) => trim_spare(stage, spare, &files)?,
+        None => Default::default(),
+    };
+    let missing: Vec<&(String, Id)> = files.iter().filter(|(p, _)| !kept.contains(p.as_str())).collect();
+    let reused = std::sync::atomic::AtomicUsize::new(kept.len());
+    let bar = progress.start("placing", missing.len() as u64);
+    fill_tree(
+        stage,
+        &missing.iter().map(|(p, b)| (p.as_str(), *b)).collect::<Vec<_>>(),
+        Dirs::Writable,
+        &|blob, dest| {
+            bar.advance(1);
+            let rel = dest.strip_prefix(stage).expect("staged below the stage").to_string_lossy();
+            let unchanged = source.previous.is_some_and(|p| {
+                p.files.get(rel.as_ref()).is_some_and(|f| f.blob == Some(*blob))
+                    && p.unchanged(source.memory, &rel)
+            });
+            let old = source.memory.join(rel.as_ref());
+            // Only a real file is taken over (never a symlink from an earlier symlink delivery).
+            let regular = fs::symlink_metadata(&old).is_ok_and(|m| m.is_file());
+            if unchanged && regular && copies(mode) && fs::hard_link(&old, dest).is_ok() {
+                reused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return Ok(());
+            }
+            place(store, blob, dest, mode)
+        },
+    )?;
     Ok(Staged { files, reused: reused.into_inner(), purged: purged.into_iter().map(|(p, _)| p).collect() })
+}
+
+/// Whether `mode` places real files (which any copying mode can take over).
+fn copies(mode: Mode) -> bool {
+    matches!(mode, Mode::Auto | Mode::Copy | Mode::Reflink)
+}
+
+/// Removes from the adopted `stage` every delivered file that `files` does not want as it is
+/// (another blob, gone, or touched since placed) and the directories left empty; returns the
+/// paths kept.
+fn trim_spare<'a>(
+    stage: &Path,
+    spare: &'a ActivationRecord,
+    files: &[(String, Id)],
+) -> Result<std::collections::HashSet<&'a str>> {
+    use rayon::prelude::*;
+    let wanted: std::collections::HashMap<&str, Id> = files.iter().map(|(p, b)| (p.as_str(), *b)).collect();
+    let delivered: Vec<(&str, Option<Id>)> = spare.files.iter().map(|(p, f)| (p.as_str(), f.blob)).collect();
+    let (kept, dropped): (Vec<_>, Vec<_>) = delivered
+        .into_par_iter()
+        .filter(|(_, b)| b.is_some())
+        .partition(|(rel, blob)| wanted.get(rel).copied() == *blob && spare.unchanged(stage, rel));
+    let mut emptied = std::collections::BTreeSet::new();
+    for (rel, _) in dropped {
+        let path = stage.join(rel);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io("remove", &path)(e)),
+            _ => {}
+        }
+        emptied.extend(rel.match_indices('/').map(|(i, _)| &rel[..i]));
+    }
+    // Deepest first, so a chain of directories left empty goes away entirely.
+    let mut emptied: Vec<&str> = emptied.into_iter().collect();
+    emptied.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
+    for d in emptied {
+        let path = stage.join(d);
+        if fs::read_dir(&path).is_ok_and(|mut it| it.next().is_none()) {
+            fs::remove_dir(&path).map_err(Error::io("remove", &path))?;
+        }
+    }
+    Ok(kept.into_iter().map(|(rel, _)| rel).collect())
 }
 
 impl ActivationRecord {
@@ -584,6 +692,7 @@ pub fn inspect(
     // What the activation wrote, when the record is of this environment; else what it would write.
     let record = record.filter(|r| r.environment == Some(delivery.environment));
     let written = |rel: &str| record.and_then(|r| r.files.get(rel)).and_then(|p| p.written);
+    let erased = store.purged_ids();
     let mut drift = Drift::default();
     let mut seen = std::collections::BTreeSet::new();
     let mut stack = vec![memory.to_path_buf()];
@@ -616,15 +725,14 @@ pub fn inspect(
                 Mode::Symlink => fs::read_link(&path).ok() == Some(store.blob_path(blob)),
                 _ => meta.is_file() && hash_file(&path).ok().as_ref() == Some(blob),
             };
-            if store.purged(blob).is_some() {
+            if erased.contains(blob) {
                 drift.purged.push(rel);
             } else if !ok {
                 drift.edited.push(rel);
             }
         }
     }
-    let expected =
-        delivery.files.iter().filter(|(_, (_, b))| store.purged(b).is_none()).map(|(p, _)| p.as_str());
+    let expected = delivery.files.iter().filter(|(_, (_, b))| !erased.contains(b)).map(|(p, _)| p.as_str());
     drift.missing = expected.chain(GENERATED).filter(|r| !seen.contains(*r)).map(str::to_string).collect();
     for list in [&mut drift.edited, &mut drift.missing, &mut drift.foreign, &mut drift.purged] {
         list.sort();

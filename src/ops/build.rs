@@ -351,7 +351,7 @@ fn realise_derivations(
 
 /// Stores the environment and its quest; returns its id and whether it was new.
 fn realise_environment(writer: &Writer, m: &Manifest, plan: &EnvironmentPlan) -> Result<(Id, bool)> {
-    let (env_id, new) = writer.put_environment(&plan.record(), &plan.env_files())?;
+    let (env_id, new) = writer.put_environment(&plan.record())?;
     crate::fault::point("build.environment");
     let env_quest = writer.record_resolve(ResolveRecord {
         kind: QuestKind::Environment,
@@ -385,12 +385,7 @@ fn activate(
     let current = profile.current().cloned();
     let shown = deliver::shown_environment(&memory);
     // Exactly what the last activation placed, none of it purged since.
-    let intact = || {
-        ActivationRecord::load(&project.state_dir).is_some_and(|r| {
-            r.intact(&memory) && !r.files.values().any(|p| p.blob.is_some_and(|b| store.purged(&b).is_some()))
-        })
-    };
-    let intact = intact();
+    let intact = ActivationRecord::load(&project.state_dir).is_some_and(|r| r.holds(store, &memory));
     let same = current.as_ref().is_some_and(|b| b.environment == env_id) && shown == Some(env_id) && intact;
     let delivery = |generation| {
         Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, generation)

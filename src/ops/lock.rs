@@ -97,6 +97,9 @@ pub(crate) fn lock_with(
             Err(e) => return Err(fetching.explain(e)),
             Ok(r) => r,
         };
+    for (key, derivation) in &resolution.planned {
+        writer.remember_plan(key, derivation)?;
+    }
     let written = project.write_lock(&resolution.lock, previous_text.as_deref())?;
     let outcome = LockOutcome {
         sources_moved,

@@ -121,9 +121,25 @@ fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Resul
         rolled_back: profile.bindings.iter().any(|b| b.generation > current.generation),
         lock_not_active: locked.is_some_and(|l| l != current.environment),
         deleted: !m.memory_dir().exists(),
-        drift: deliver::inspect(store, &m.memory_dir(), &delivery, m.delivery, record.as_ref())?,
+        drift: drift(store, &m.memory_dir(), &delivery, m.delivery, record.as_ref())?,
         harness: harness_drift(store, project, &delivery)?,
     })
+}
+
+/// How `.memory/` differs from `delivery`: nothing, when the activation record of this
+/// environment still holds (stats alone); else every file rehashed.
+fn drift(
+    store: &Store,
+    memory: &Path,
+    delivery: &Delivery,
+    mode: crate::manifest::Delivery,
+    record: Option<&ActivationRecord>,
+) -> Result<deliver::Drift> {
+    let record = record.filter(|r| r.environment == Some(delivery.environment));
+    if let Some(r) = record.filter(|r| r.holds(store, memory)) {
+        return Ok(deliver::Drift { files: r.files.len(), ..Default::default() });
+    }
+    Ok(deliver::inspect(store, memory, delivery, mode, record)?)
 }
 
 /// The agent harness files `memorix build` would write or remove, and why; a user's file in

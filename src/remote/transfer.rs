@@ -461,7 +461,7 @@ impl Held {
         }
         for record in self.environments {
             if record.mounts.iter().all(|(_, d)| store.has_derivation(d)) {
-                writer.put_environment(&record, &store.environment_files(&record)?)?;
+                writer.put_environment(&record)?;
             } else {
                 self.unavailable.push(Object::Environment(record.id()));
             }

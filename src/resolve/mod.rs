@@ -67,6 +67,28 @@ pub struct Resolution {
     pub environment: EnvironmentPlan,
     /// Mounts resolved afresh (new, or their inputs changed).
     pub resolved: Vec<String>,
+    /// (plan key, derivation) of each mount whose plan was computed by walking its trees, for
+    /// the Store to remember (see [`plan_key`]).
+    pub planned: Vec<(Id, Id)>,
+}
+
+/// What planning a mount's locked selection depends on: memorix's version, the mount's path,
+/// its inputs and its locked locators. The Store remembers the derivation it gave.
+pub fn plan_key(mount: &MountDecl, locked: &LockedMount) -> Id {
+    #[derive(Serialize)]
+    struct Key<'a> {
+        version: &'a str,
+        mount: &'a str,
+        inputs: &'a Id,
+        locators: &'a [LockedLocator],
+    }
+    let key = Key {
+        version: env!("CARGO_PKG_VERSION"),
+        mount: mount.path.as_str(),
+        inputs: &locked.inputs,
+        locators: &locked.locators,
+    };
+    canonical::object_id("plan", &canonical::encode(&key))
 }
 
 #[derive(Serialize)]
@@ -290,6 +312,7 @@ pub fn resolve(
     let mut mounts = BTreeMap::new();
     let mut derivations = Vec::new();
     let mut resolved = Vec::new();
+    let mut planned = Vec::new();
     let pins = PinSource::new(m);
     for mount in &m.mounts {
         let name = mount.path.to_string();
@@ -325,11 +348,16 @@ pub fn resolve(
             .filter(|_| !resolved.contains(&name))
             .and_then(|l| store.read_derivation(&l.derivation).ok())
             .map(DerivationPlan::from_record);
+        let walked = stored.is_none();
         let plan = match stored {
             Some(p) => p,
             None => plan_mount(store, m, mount, &selected)?,
         };
-        mounts.insert(name, LockedMount { inputs, derivation: plan.id(), locators });
+        let locked = LockedMount { inputs, derivation: plan.id(), locators };
+        if walked {
+            planned.push((plan_key(mount, &locked), plan.id()));
+        }
+        mounts.insert(name, locked);
         derivations.push(plan);
     }
     let pairs: Vec<_> = m.mounts.iter().map(|x| x.path.clone()).zip(derivations.iter()).collect();
@@ -340,7 +368,7 @@ pub fn resolve(
         mounts,
         sources,
     };
-    Ok(Resolution { lock, derivations, environment, resolved })
+    Ok(Resolution { lock, derivations, environment, resolved, planned })
 }
 
 /// Whether a lock still holds: the one judgement `status --check`, `lock --check` and
@@ -431,7 +459,13 @@ pub fn check(
         return Ok((report, None));
     }
     report.ok = true;
-    let resolution = Resolution { lock: lock.clone(), derivations, environment, resolved: Vec::new() };
+    let resolution = Resolution {
+        lock: lock.clone(),
+        derivations,
+        environment,
+        resolved: Vec::new(),
+        planned: Vec::new(),
+    };
     Ok((report, Some(resolution)))
 }
 
@@ -509,6 +543,14 @@ fn check_mount(
     if let Some(moved) = pins.moved(mount, locked)? {
         report.stale(Some(&name), moved);
         return Ok(None);
+    }
+    // A derivation the Store remembers this very selection planning to needs no tree walk.
+    let remembered = overlay
+        .store
+        .filter(|s| s.remembered_plan(&plan_key(mount, locked)) == Some(locked.derivation))
+        .and_then(|s| s.read_derivation(&locked.derivation).ok());
+    if let Some(record) = remembered {
+        return Ok(Some(DerivationPlan::from_record(record)));
     }
     let plan = from_lock(overlay.store, mount, locked).and_then(|sel| plan_mount(overlay, m, mount, &sel));
     match plan {

@@ -141,6 +141,17 @@ fn preview_mount(
         selected.push(s);
         now.push(l);
     }
+    // Every locator still resolves to the subtree (and version) it is locked at: nothing to
+    // compare, so no tree is walked (Merkle: equal ids, equal content).
+    let same = |(was, is): (&LockedLocator, &LockedLocator)| {
+        (was.kind, was.id, &was.version) == (is.kind, is.id, &is.version)
+    };
+    if let Some(locked) = locked
+        && locked.locators.len() == now.len()
+        && locked.locators.iter().zip(&now).all(same)
+    {
+        return Ok(MountPreview::new(&name));
+    }
     let new_plan = plan_mount(overlay, m, mount, &selected)?;
     let Some(locked) = locked else {
         return Ok(MountPreview {

@@ -135,11 +135,6 @@ impl Store {
     pub fn artifact(&self, id: &Id, name: &Name) -> Option<Vec<u8>> {
         fsutil::read_object(&self.artifact_path(id, name)).ok()
     }
-
-    /// The derivation's files as a directory: where `[artifacts]` hooks run.
-    pub fn derivation_tree(&self, id: &Id) -> std::path::PathBuf {
-        self.derivation_dir(id).join("tree")
-    }
 }
 
 impl Writer<'_> {
@@ -150,13 +145,17 @@ impl Writer<'_> {
         Ok(fsutil::write_atomic_mode(&self.store.tmp_dir(), &dir.join(name.as_str()), bytes, 0o444)?)
     }
 
-    /// Stores a derivation (its record and a hardlinked `tree/`) unless it exists; every blob
-    /// it names must be in the store. Returns its id and whether it was new.
+    /// Stores a derivation record unless it exists. Returns its id and whether it was new.
     pub fn put_derivation(&self, record: &DerivationRecord) -> Result<(Id, bool)> {
         let id = record.id();
-        let new =
-            self.put_object_dir("derivations", &id, RECORD, &canonical::encode(record), &record.files())?;
+        let new = self.put_record("derivations", &id, RECORD, &canonical::encode(record))?;
         Ok((id, new))
+    }
+
+    /// The derivation's files as a read-only directory of hardlinks (where `[artifacts]` hooks
+    /// run), made on first use; every blob it names must be in the store.
+    pub fn derivation_tree(&self, record: &DerivationRecord) -> Result<std::path::PathBuf> {
+        self.put_tree_dir(&self.store.derivation_dir(&record.id()), &record.files())
     }
 }
 

@@ -91,12 +91,11 @@ impl Store {
 }
 
 impl Writer<'_> {
-    /// Stores an environment (its record and a hardlinked `tree/` of `files`) unless it
-    /// exists; every derivation it mounts must be in the store. True when new.
-    pub fn put_environment(&self, record: &EnvironmentRecord, files: &EnvFiles) -> Result<(Id, bool)> {
+    /// Stores an environment record unless it exists (every derivation it mounts must be in
+    /// the store). True when new.
+    pub fn put_environment(&self, record: &EnvironmentRecord) -> Result<(Id, bool)> {
         let id = record.id();
-        let files: Vec<(StorePath, Id)> = files.iter().map(|(p, (_, blob))| (p.clone(), *blob)).collect();
-        let new = self.put_object_dir("environments", &id, RECORD, &canonical::encode(record), &files)?;
+        let new = self.put_record("environments", &id, RECORD, &canonical::encode(record))?;
         Ok((id, new))
     }
 }

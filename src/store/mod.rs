@@ -15,6 +15,7 @@ pub mod generation;
 pub mod ingest;
 pub mod locate;
 pub mod lock;
+pub mod memo;
 mod objdir;
 pub mod purge;
 pub mod quest;

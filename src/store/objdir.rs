@@ -1,9 +1,10 @@
 //! Directories of view objects, `derivations/<aa>/<hex>/` and `environments/<aa>/<hex>/`: a
-//! record file and `tree/` (hardlinks to the blobs), staged whole in `tmp/` and renamed into
-//! place, so a reader sees a complete directory or none.
+//! record file, written atomically (its presence means the object is stored). A derivation's
+//! `tree/` of hardlinks to its blobs is made on demand, only where a program needs the files as
+//! a directory (`[artifacts]` hooks): building or updating never writes a tree per id.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::error::{Error, Result};
 use super::{Store, Writer, checkout, fsutil};
@@ -17,43 +18,35 @@ pub(super) fn object_dir(store: &Store, what: &str, id: &Id) -> PathBuf {
 }
 
 impl Writer<'_> {
-    /// Stores `<what>/<aa>/<hex>/` holding `record_name` and `tree/` (hardlinks to `files`'
-    /// blobs), everything read-only, unless it exists. True when it was new.
-    pub(super) fn put_object_dir(
-        &self,
-        what: &str,
-        id: &Id,
-        record_name: &str,
-        record: &[u8],
-        files: &[(StorePath, Id)],
-    ) -> Result<bool> {
+    /// Stores `<what>/<aa>/<hex>/<record_name>` (read-only) unless it exists. True when new.
+    pub(super) fn put_record(&self, what: &str, id: &Id, record_name: &str, record: &[u8]) -> Result<bool> {
         let dest = object_dir(self.store, what, id);
         if dest.join(record_name).exists() {
             return Ok(false);
         }
         self.mark_dirty();
-        let staged = self.store.tmp_dir().join(format!("{what}-{}", id.hex()));
-        checkout::remove_readonly_tree(&staged)?;
-        fs::create_dir(&staged).map_err(Error::io("create directory", &staged))?;
-        fsutil::write_atomic_mode(&self.store.tmp_dir(), &staged.join(record_name), record, 0o444)?;
-        let tree = staged.join("tree");
-        fs::create_dir(&tree).map_err(Error::io("create directory", &tree))?;
-        checkout::link_tree(self.store, &tree, files)?;
-        publish_dir(&staged, &dest)?;
+        fsutil::create_dir(&dest)?;
+        fsutil::write_atomic_mode(&self.store.tmp_dir(), &dest.join(record_name), record, 0o444)?;
         Ok(true)
     }
-}
 
-/// Moves a fully written object directory from `tmp/` into place; an existing one (same id,
-/// same content) is kept.
-fn publish_dir(staged: &Path, dest: &Path) -> Result<()> {
-    fsutil::create_dir(dest.parent().expect("objects live in a fan-out directory"))?;
-    match fs::rename(staged, dest) {
-        Ok(()) => Ok(()),
-        Err(e) if dest.join("tree").exists() => {
-            drop(e);
-            checkout::remove_readonly_tree(staged)
+    /// `<dir>/tree/`: hardlinks to `files`' blobs, read-only, staged in `tmp/` and renamed into
+    /// place whole, unless it exists.
+    pub(super) fn put_tree_dir(&self, dir: &std::path::Path, files: &[(StorePath, Id)]) -> Result<PathBuf> {
+        let dest = dir.join("tree");
+        if dest.is_dir() {
+            return Ok(dest);
         }
-        Err(e) => Err(Error::io("move into place", dest)(e)),
+        self.mark_dirty();
+        let name = dir.file_name().expect("an object directory has a name").to_string_lossy();
+        let staged = self.store.tmp_dir().join(format!("tree-{name}"));
+        checkout::remove_readonly_tree(&staged)?;
+        fs::create_dir(&staged).map_err(Error::io("create directory", &staged))?;
+        checkout::link_tree(self.store, &staged, files)?;
+        match fs::rename(&staged, &dest) {
+            Ok(()) => Ok(dest),
+            Err(_) if dest.is_dir() => checkout::remove_readonly_tree(&staged).map(|()| dest),
+            Err(e) => Err(Error::io("move into place", &dest)(e)),
+        }
     }
 }

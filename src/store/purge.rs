@@ -30,6 +30,13 @@ pub enum PurgeTarget {
 }
 
 impl Store {
+    /// Every purged blob, from one listing of `purged/` (for callers that ask about many
+    /// blobs: most stores have purged nothing, and a lookup per blob would be a failed open each).
+    pub fn purged_ids(&self) -> HashSet<Id> {
+        let entries = fs::read_dir(self.root().join("purged")).into_iter().flatten().flatten();
+        entries.filter_map(|e| e.file_name().to_str().and_then(Id::from_hex)).collect()
+    }
+
     /// Why blob `id` is gone, when it was purged.
     pub fn purged(&self, id: &Id) -> Option<PurgeRecord> {
         serde_json::from_slice(&fsutil::read_object(&self.root().join("purged").join(id.hex())).ok()?).ok()

@@ -114,7 +114,7 @@ pub fn ensure(
         if store.has_artifact(id, &out) {
             continue;
         }
-        let tree = store.derivation_tree(id);
+        let tree = writer.derivation_tree(&plan.record())?;
         let run = Command::new(&hook.command[0])
             .args(&hook.command[1..])
             .current_dir(&tree)

@@ -8,7 +8,7 @@ use super::error::{Error, Result};
 use crate::manifest::OverrideDecl;
 use crate::model::decision::{Decision, Rule};
 use crate::model::{Id, StorePath};
-use crate::store::environment::{EnvFiles, EnvironmentRecord};
+use crate::store::environment::EnvironmentRecord;
 
 /// One file of an environment.
 #[derive(Clone, Debug)]
@@ -31,11 +31,6 @@ pub struct EnvironmentPlan {
 impl EnvironmentPlan {
     pub fn record(&self) -> EnvironmentRecord {
         EnvironmentRecord { decisions: self.decisions.clone(), mounts: self.mounts.clone() }
-    }
-
-    /// Environment path -> (mount, blob), as the Store records an environment's files.
-    pub fn env_files(&self) -> EnvFiles {
-        self.files.iter().map(|(p, f)| (p.clone(), (f.mount.clone(), f.blob))).collect()
     }
 
     pub fn id(&self) -> Id {

@@ -210,6 +210,15 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The paths of the files (not directories) below `dir`, relative and sorted.
+pub fn files_under(dir: &Path) -> Vec<String> {
+    walk(dir)
+        .into_iter()
+        .filter(|p| !fs::symlink_metadata(p).expect("stat").is_dir())
+        .map(|p| p.strip_prefix(dir).expect("below").display().to_string())
+        .collect()
+}
+
 pub fn listing(dir: &Path) -> BTreeMap<String, String> {
     walk(dir)
         .into_iter()
