@@ -599,3 +599,28 @@ fn completions_load_in_bash_and_man_pages_render() {
     );
     assert!(fs::read_to_string(man.join("memorix.1")).unwrap().contains("memorix"));
 }
+
+#[test]
+fn the_first_ingest_leaves_the_spare_checkout_filled_after_it_answered() {
+    let env = TestEnv::new();
+    let src = fixed_tree(&env);
+    // The command answers; a detached process holding the store lock fills the spare (the
+    // test harness waits for the lock after each command).
+    env.run(&["ingest", "rules/team/", src.to_str().unwrap()]).ok();
+    let latest = common::listing(&env.store.join("latest/rules"));
+    let files = |dir: &str| common::files_under(&env.store.join(dir));
+    assert_eq!(files("spare/rules"), files("latest/rules"), "the spare holds the tip too: {latest:?}");
+    assert!(!env.store.join("spare/filling").exists());
+    let state: serde_json::Value =
+        serde_json::from_slice(&fs::read(env.store.join("spare/rules.json")).unwrap()).unwrap();
+    let trees: Vec<&serde_json::Value> = state["checkouts"].as_object().unwrap().values().collect();
+    assert_eq!(trees.len(), 2);
+    assert_eq!(trees[0], trees[1], "both checkouts hold the tip: {state}");
+
+    // The next ingest applies only its change to the spare and swaps it in.
+    env.write("fixed/python/style.md", "# Style\n\nUse ruff.\n");
+    env.run(&["ingest", "rules/team/", src.to_str().unwrap()]).ok();
+    let style = env.store.join("latest/rules/team/python/style.md");
+    assert_eq!(fs::read_to_string(style).unwrap(), "# Style\n\nUse ruff.\n");
+    env.run(&["verify"]).ok();
+}

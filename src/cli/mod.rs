@@ -120,6 +120,10 @@ enum Command {
     Skill(skill::Args),
     Completions(completions::Args),
     Manpages(manpages::Args),
+    /// Internal: fills `latest/`'s spare checkouts, run detached by a command that left them
+    /// behind (holding the store lock it inherits as standard input).
+    #[command(name = crate::ops::background::FILL_SPARES, hide = true)]
+    FillSpares,
 }
 
 /// What every command gets besides its own arguments.
@@ -160,14 +164,16 @@ pub fn run() -> ExitCode {
     }))
     .expect("the report hook is set once");
     let json = cli.json;
-    match dispatch(cli) {
-        Ok(code) => ExitCode::from(code),
+    let code = match dispatch(cli) {
+        Ok(code) => code,
         Err(err) => {
             let code = err.exit_code();
             render::error(err, json);
-            ExitCode::from(code)
+            code
         }
-    }
+    };
+    crate::ops::background::spawn_pending();
+    ExitCode::from(code)
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
@@ -222,6 +228,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
         Command::Manpages(a) => manpages::run(&ctx, a),
+        Command::FillSpares => Ok(crate::ops::background::fill_spares(&ctx.store).map(|()| 0)?),
     }
 }
 
@@ -291,7 +298,7 @@ mod tests {
     fn every_help_has_an_example_and_fits_a_screen() {
         let mut cli = super::Cli::command();
         cli.build();
-        for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {
+        for sub in cli.get_subcommands().filter(|s| s.get_name() != "help" && !s.is_hide_set()) {
             let help = sub.clone().render_long_help().to_string();
             assert!(help.contains("Example"), "`memorix {} --help` shows no example", sub.get_name());
             assert!(

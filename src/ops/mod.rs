@@ -1,6 +1,7 @@
 //! One function per user operation. Each takes typed inputs and returns a typed result that
 //! the CLI renders (or a test inspects).
 
+pub mod background;
 pub mod build;
 pub mod cat;
 pub mod deps;

@@ -102,6 +102,44 @@ impl Writer<'_> {
     /// [`Writer::swap_latest`]; false when `latest/<kind>` already shows `root` (nothing to
     /// swap).
     pub fn stage_latest(&self, kind: Kind, root: &Id) -> Result<bool> {
+        let (mut state, latest_id, spare_id) = self.checkouts(kind)?;
+        let shown = state.checkouts.get(&latest_id).copied();
+        if shown == Some(*root) {
+            self.write_state(kind, &state)?;
+            return Ok(false);
+        }
+        // After the swap the spare holds what `latest/` shows now: the empty tree after a
+        // kind's first ingest, which the next ingest would have to fill whole.
+        if shown == Some(Tree::empty_id()) {
+            self.spare_behind.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.bring_spare(kind, &mut state, &spare_id, root)?;
+        Ok(true)
+    }
+
+    /// Brings each spare checkout to the tree its live one shows, so the next ingest of the
+    /// kind applies only its own changes (run by a detached process, see
+    /// [`super::lock::take_handoff`], which then gives up the lock).
+    pub fn fill_spares(&self) -> Result<()> {
+        for kind in Kind::ALL {
+            if fs::symlink_metadata(self.store.latest_checkout(kind)).is_err() {
+                continue;
+            }
+            let (mut state, latest_id, spare_id) = self.checkouts(kind)?;
+            match state.checkouts.get(&latest_id).copied() {
+                Some(shown) if state.checkouts.get(&spare_id) != Some(&shown) => {
+                    self.bring_spare(kind, &mut state, &spare_id, &shown)?
+                }
+                _ => {}
+            }
+        }
+        self.spare_behind.store(false, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The state of `kind`'s two checkouts (made where missing, an interrupted swap finished),
+    /// with the identities of the live and the spare one.
+    fn checkouts(&self, kind: Kind) -> Result<(State, String, String)> {
         let store = self.store;
         let (latest, spare) = (store.latest_checkout(kind), store.spare_checkout(kind));
         fsutil::create_dir(&store.latest_dir())?;
@@ -116,14 +154,16 @@ impl Writer<'_> {
         }
         let (latest_id, spare_id) = (ident(&latest)?, ident(&spare)?);
         state.checkouts.retain(|k, _| *k == latest_id || *k == spare_id);
-        if state.checkouts.get(&latest_id) == Some(root) {
-            self.write_state(kind, &state)?;
-            return Ok(false);
-        }
+        Ok((state, latest_id, spare_id))
+    }
 
+    /// Applies to the spare checkout the diff from the tree it holds to `root`.
+    fn bring_spare(&self, kind: Kind, state: &mut State, spare_id: &str, root: &Id) -> Result<()> {
+        let store = self.store;
+        let spare = store.spare_checkout(kind);
         // The spare is about to change: until it is done its content is unknown.
-        let spare_tree = state.checkouts.remove(&spare_id);
-        self.write_state(kind, &state)?;
+        let spare_tree = state.checkouts.remove(spare_id);
+        self.write_state(kind, state)?;
         fsutil::sync_dir(&store.spare_dir())?;
         crate::fault::point("latest.spare-dirty");
         match spare_tree {
@@ -134,11 +174,10 @@ impl Writer<'_> {
                 apply_diff(self, &spare, None, root)?;
             }
         }
-        let spare_id = ident(&spare)?;
-        state.checkouts.insert(spare_id, *root);
-        self.write_state(kind, &state)?;
+        state.checkouts.insert(ident(&spare)?, *root);
+        self.write_state(kind, state)?;
         crate::fault::point("latest.applied");
-        Ok(true)
+        Ok(())
     }
 
     /// Finishes a two-rename swap that a crash interrupted (file systems without

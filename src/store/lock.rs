@@ -27,6 +27,46 @@ pub struct Writer<'s> {
     written: std::sync::Mutex<Vec<std::path::PathBuf>>,
     /// Trees this writer stored, so diffing what it just wrote reads nothing back.
     pub(super) trees: std::sync::Mutex<std::collections::HashMap<super::Id, super::tree::Tree>>,
+    /// A spare `latest/` checkout is far behind its live one (see [`take_handoff`]).
+    pub(super) spare_behind: AtomicBool,
+}
+
+/// The lock of a writer that left a spare checkout far behind (the first ingest of a kind
+/// leaves it empty), with its store's root: kept held past the writer, for a detached process
+/// to fill the spare once the command has answered, so that no command a user waits for
+/// rebuilds a whole tree. A later writer in the same process takes it back.
+static HANDOFF: std::sync::Mutex<Option<(std::path::PathBuf, File)>> = std::sync::Mutex::new(None);
+
+/// The store lock a finished writer handed over, if one did (the lock stays held while the
+/// file is open).
+pub fn take_handoff() -> Option<(std::path::PathBuf, File)> {
+    HANDOFF.lock().expect("not poisoned").take()
+}
+
+/// Present while the lock is handed over to fill the spare checkouts: a writer that waits for
+/// that says nothing (it is no other command the user started).
+pub(super) fn filling_marker(root: &Path) -> std::path::PathBuf {
+    root.join("spare").join("filling")
+}
+
+impl Writer<'_> {
+    /// Ends a handed-over fill: releases the lock first, then the marker, so a writer that
+    /// finds the lock held always finds the marker too.
+    pub fn end_filling(&self) {
+        let _ = rustix::fs::flock(&self._lock, FlockOperation::Unlock);
+        let _ = fs::remove_file(filling_marker(self.store.root()));
+    }
+}
+
+impl Drop for Writer<'_> {
+    fn drop(&mut self) {
+        if self.spare_behind.load(Ordering::Relaxed)
+            && let Ok(lock) = self._lock.try_clone()
+        {
+            let _ = fs::write(filling_marker(self.store.root()), b"");
+            *HANDOFF.lock().expect("not poisoned") = Some((self.store.root().to_path_buf(), lock));
+        }
+    }
 }
 
 /// Up to this many written files are fsynced one by one; more take a `syncfs`.
@@ -47,7 +87,14 @@ impl Store {
     /// Takes the writer lock, waiting for another writer to finish, and clears `tmp/` (any temp
     /// file there was left by a writer that crashed).
     pub fn writer(&self, progress: &dyn Progress) -> Result<Writer<'_>> {
-        let file = lock_exclusive(self.root(), progress)?;
+        let handed = take_handoff().filter(|(root, _)| root == self.root());
+        let spare_behind = handed.is_some();
+        let file = match handed {
+            Some((_, lock)) => lock,
+            None => lock_exclusive(self.root(), progress)?,
+        };
+        // Holding the lock, no fill is running: a marker left is from one that was killed.
+        let _ = fs::remove_file(filling_marker(self.root()));
         let tmp = self.tmp_dir();
         super::fsutil::create_dir(&tmp)?;
         let mut stale_temp = 0;
@@ -57,9 +104,31 @@ impl Store {
             super::checkout::remove_readonly_tree(&entry.path())?;
             stale_temp += 1;
         }
-        Ok(Writer {
+        let writer = self.writer_with(file, stale_temp);
+        writer.spare_behind.store(spare_behind, Ordering::Relaxed);
+        Ok(writer)
+    }
+
+    /// A writer holding `lock`, this store's lock file handed over by a writer of another
+    /// process (as standard input, see [`take_handoff`]); `tmp/` is left as it is.
+    pub fn writer_inherited(&self, lock: File) -> Result<Writer<'_>> {
+        use std::os::unix::fs::MetadataExt;
+        let path = self.root().join("lock");
+        let ours = fs::metadata(&path).map_err(Error::io("stat", &path))?;
+        let given = lock.metadata().map_err(Error::io("stat", &path))?;
+        // The same open file as the lock holder's: taking the lock again is a no-op for it, and
+        // fails at once for anything else.
+        let held = rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok();
+        if (given.dev(), given.ino()) != (ours.dev(), ours.ino()) || !held {
+            return Err(Error::io("take over the lock", &path)(std::io::ErrorKind::WouldBlock.into()));
+        }
+        Ok(self.writer_with(lock, 0))
+    }
+
+    fn writer_with(&self, lock: File, stale_temp: usize) -> Writer<'_> {
+        Writer {
             store: self,
-            _lock: file,
+            _lock: lock,
             stale_temp,
             new_blobs: AtomicUsize::new(0),
             new_blob_bytes: AtomicU64::new(0),
@@ -68,7 +137,8 @@ impl Store {
             early_sync: Default::default(),
             written: std::sync::Mutex::new(Vec::new()),
             trees: Default::default(),
-        })
+            spare_behind: AtomicBool::new(false),
+        }
     }
 }
 
@@ -82,8 +152,12 @@ pub fn lock_exclusive(root: &Path, progress: &dyn Progress) -> Result<File> {
         .open(&path)
         .map_err(Error::io("open the store lock", &path))?;
     if rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
-        progress
-            .notice(&format!("Blocking: waiting for another memorix process to release {}", path.display()));
+        if !filling_marker(root).exists() {
+            progress.notice(&format!(
+                "Blocking: waiting for another memorix process to release {}",
+                path.display()
+            ));
+        }
         rustix::fs::flock(&file, FlockOperation::LockExclusive)
             .map_err(|e| Error::io("lock", &path)(e.into()))?;
     }

@@ -134,6 +134,7 @@ impl TestEnv {
     }
 
     fn finish(&self, out: Output) -> Run {
+        wait_for_store(&self.store);
         let clean =
             |b: &[u8]| String::from_utf8_lossy(b).replace(self.root.to_str().expect("utf-8 root"), "[ROOT]");
         Run {
@@ -208,6 +209,22 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// Waits until no process holds the store's writer lock: a command may leave work to a
+/// detached process holding it (filling `latest/`'s spare), which must not overlap what the
+/// test does next.
+pub fn wait_for_store(store: &Path) {
+    if let Ok(lock) = fs::File::open(store.join("lock")) {
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).expect("lock the store");
+    }
+    // The fill releases the lock, then removes its marker (a killed one leaves it behind).
+    for _ in 0..2000 {
+        if !store.join("spare/filling").exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
 /// The paths of the files (not directories) below `dir`, relative and sorted.
