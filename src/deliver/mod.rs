@@ -312,13 +312,12 @@ impl ActivationRecord {
     /// place for `mode`: placed the same way, and no file added, removed or renamed in any of
     /// its directories since.
     fn spare(&self, kept: &Path, mode: Mode) -> Option<&ActivationRecord> {
-        use rayon::prelude::*;
         let spare = self.previous.as_deref()?;
         let same_kind = spare.delivery.is_some_and(|d| d == mode || (copies(d) && copies(mode)));
+        // The kept root was renamed out of the project, which may move its mtime: its inode
+        // and its listing stand in for it.
         let intact = spare.root_is(kept)
-            && spare.dirs.par_iter().all(|(d, held)| {
-                d.is_empty() || stat(&kept.join(d)).is_some_and(|(_, mtime, ino)| (mtime, ino) == *held)
-            })
+            && spare.dirs_unchanged(kept, false)
             && fs::read_dir(kept).is_ok_and(|entries| {
                 entries.flatten().all(|e| {
                     let name = e.file_name().to_string_lossy().into_owned();
@@ -340,11 +339,18 @@ impl ActivationRecord {
     fn intact(&self, memory: &Path) -> bool {
         use rayon::prelude::*;
         !self.dirs.is_empty()
-            && self
-                .dirs
-                .par_iter()
-                .all(|(d, held)| stat(&memory.join(d)).is_some_and(|(_, mtime, ino)| (mtime, ino) == *held))
+            && self.dirs_unchanged(memory, true)
             && self.files.par_iter().all(|(rel, _)| self.unchanged(memory, rel))
+    }
+
+    /// Whether every recorded directory below `base` (and `base` itself, with `root`) keeps its
+    /// (mtime, inode): no file was added, removed or renamed in it. Stats in parallel.
+    fn dirs_unchanged(&self, base: &Path, root: bool) -> bool {
+        use rayon::prelude::*;
+        self.dirs.par_iter().all(|(d, held)| {
+            (!root && d.is_empty())
+                || stat(&base.join(d)).is_some_and(|(_, mtime, ino)| (mtime, ino) == *held)
+        })
     }
 
     /// Whether `memory` is [intact](Self::intact) and none of its content was purged since.
