@@ -499,6 +499,63 @@ fn verify_checks_derivations_and_environments() {
 }
 
 #[test]
+fn an_update_plans_from_the_last_derivation_and_gives_what_a_fresh_store_gives() {
+    let env = TestEnv::new();
+    let src = env.project.join("r");
+    let ingest =
+        |store: &str| env.run(&["--store", store, "ingest", "rules/team/", src.to_str().unwrap()]).ok();
+    let store = env.store.to_str().unwrap().to_string();
+    env.write("r/style.md", "# Style\n\n## Formatting\n");
+    env.write("r/plain.md", "no heading\n");
+    env.write("r/sub/b.md", "# B\n");
+    env.write("r/sub/deep/c.md", "# C\n\n### Detail\n");
+    ingest(&store);
+    env.write(
+        "memorix.toml",
+        "[mounts.team]\nselect = [\"rules/team/\"]\n\n[mounts.all]\nselect = [\"rules/\"]\n",
+    );
+    env.run(&["build"]).ok();
+    // A heading edited, a file added in a new directory, one removed, a directory emptied.
+    env.write("r/style.md", "# Style guide\n\n## Formatting\n");
+    env.write("r/new/d.md", "# D\n");
+    fs::remove_file(src.join("plain.md")).unwrap();
+    fs::remove_dir_all(src.join("sub/deep")).unwrap();
+    ingest(&store);
+    env.run(&["update"]).ok();
+    let lock = fs::read_to_string(env.project.join("memorix.lock")).unwrap();
+
+    // The same content in a fresh store, built from nothing.
+    let fresh = env.root.join("fresh-store");
+    ingest(fresh.to_str().unwrap());
+    fs::rename(env.project.join("memorix.lock"), env.root.join("updated.lock")).unwrap();
+    env.run(&["--store", fresh.to_str().unwrap(), "lock"]).ok();
+    assert_eq!(fs::read_to_string(env.project.join("memorix.lock")).unwrap(), lock);
+    env.run(&["--store", fresh.to_str().unwrap(), "build"]).ok();
+    let lock: toml::Table = toml::from_str(&lock).unwrap();
+    let artifacts = |store: &std::path::Path, mount: &str| {
+        let hex = lock["mounts"][mount]["derivation"].as_str().unwrap().strip_prefix("sha256:").unwrap();
+        store.join("derivations").join(&hex[..2]).join(hex).join("artifacts")
+    };
+    for mount in ["team", "all"] {
+        for name in ["SUMMARY.md", "titles.json"] {
+            let updated = fs::read_to_string(artifacts(&env.store, mount).join(name)).unwrap();
+            assert_eq!(
+                updated,
+                fs::read_to_string(artifacts(&fresh, mount).join(name)).unwrap(),
+                "{mount} {name}"
+            );
+        }
+    }
+    let summary = fs::read_to_string(artifacts(&env.store, "team").join("SUMMARY.md")).unwrap();
+    assert!(
+        summary.ends_with(
+            "3 files.\n\n- `new/d.md`: D\n- `style.md`: Style guide\n  - Formatting\n- `sub/b.md`: B\n"
+        ),
+        "{summary}"
+    );
+}
+
+#[test]
 fn artifacts_summary_built_in_and_hooks_once_per_derivation() {
     let env = TestEnv::new();
     env.write("r/style.md", "# Style\n\n## Formatting\n\n```\n# not a heading\n```\n\n### Line length\n");

@@ -132,9 +132,14 @@ fn tampering_with_memory_is_detected_and_repaired() {
                 fs::write(&file, "tampered\n").unwrap();
             }
         }
-        // A build with unchanged inputs still stats every delivered file: an edit in place,
-        // which changes no directory, is seen and repaired.
+        // A build with unchanged inputs stats the delivered directories, not the read-only
+        // files: an edit in place, which changes no directory, is seen by `status`, which
+        // makes the next build look and repair it.
         if mode == "copy" {
+            let built = env.run(&["build"]).ok().stdout;
+            assert!(built.starts_with("Nothing to do"), "{built}");
+            let status = env.run(&["status"]).ok().stdout;
+            assert!(status.contains("    edited: team/f1.md\n"), "{status}");
             let built = env.run(&["build"]).ok().stdout;
             assert!(built.starts_with("Restored 1 file edited in .memory/: team/f1.md\n"), "{built}");
             env.run(&["verify", "--project"]).ok();

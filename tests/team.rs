@@ -296,9 +296,12 @@ fn status_reports_what_memory_shows_and_build_says_what_it_repaired() {
         "{built}"
     );
     assert_eq!(fs::read_to_string(&file).unwrap(), "a\n");
-    // An edit in place changes no directory; the build still sees it.
+    // An edit in place (after a chmod) changes no directory: a build with unchanged inputs
+    // does not stat read-only files, but `status` sees it and the next build repairs it.
     common::make_writable(&file);
     fs::write(&file, "b\n").unwrap();
+    assert!(env.run(&["build"]).ok().stdout.starts_with("Nothing to do"));
+    assert!(status().ends_with("    edited: a/style.md\n"), "{}", status());
     let built = env.run(&["build"]).ok().stdout;
     assert!(built.starts_with("Restored 1 file edited in .memory/: a/style.md\n"), "{built}");
     assert_eq!(fs::read_to_string(&file).unwrap(), "a\n");

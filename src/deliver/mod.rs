@@ -266,18 +266,19 @@ pub struct ActivationRecord {
     /// Each directory's (mtime, inode): adding, removing or renaming a file changes them.
     #[serde(default)]
     pub dirs: BTreeMap<String, (i64, u64)>,
-    /// The inode of a staged tree about to be swapped in (set just before the swap).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending: Option<u64>,
     /// How the files were placed (copies, hardlinks or symlinks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<Mode>,
-    /// What the tree kept in `.memorix/tmp/previous` held when it was the memory directory: the
-    /// next activation brings that tree up to date and swaps it in (a double buffer), so its
-    /// directory work grows with the changed files, not the environment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub previous: Option<Box<ActivationRecord>>,
 }
+
+/// The inode of a staged tree about to be swapped in, written just before the swap (in the
+/// state directory's `tmp/`): a crash right after the swap still leaves a memory directory
+/// memorix knows it made.
+const PENDING: &str = "pending";
+/// The record of the tree kept in `tmp/previous` from when it was the memory directory: the
+/// next activation brings that tree up to date and swaps it in (a double buffer), so its
+/// directory work grows with the changed files, not the environment.
+const KEPT_RECORD: &str = "previous.json";
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Placement {
@@ -300,7 +301,11 @@ fn stat(path: &Path) -> Option<(u64, i64, u64)> {
 
 impl ActivationRecord {
     pub fn load(state_dir: &Path) -> Option<ActivationRecord> {
-        serde_json::from_slice(&fs::read(state_dir.join(RECORD)).ok()?).ok()
+        ActivationRecord::read(&state_dir.join(RECORD))
+    }
+
+    fn read(path: &Path) -> Option<ActivationRecord> {
+        serde_json::from_slice(&fs::read(path).ok()?).ok()
     }
 
     /// Whether the file at `rel` is still the one this activation placed.
@@ -311,8 +316,8 @@ impl ActivationRecord {
     /// The record of the kept previous tree at `kept`, when it can be brought up to date in
     /// place for `mode`: placed the same way, and no file added, removed or renamed in any of
     /// its directories since.
-    fn spare(&self, kept: &Path, mode: Mode) -> Option<&ActivationRecord> {
-        let spare = self.previous.as_deref()?;
+    fn spare(kept: &Path, mode: Mode) -> Option<ActivationRecord> {
+        let spare = ActivationRecord::read(&kept.with_file_name(KEPT_RECORD))?;
         let same_kind = spare.delivery.is_some_and(|d| d == mode || (copies(d) && copies(mode)));
         // The kept root was renamed out of the project, which may move its mtime: its inode
         // and its listing stand in for it.
@@ -369,70 +374,80 @@ pub struct Placed {
     pub purged: Vec<String>,
 }
 
-/// Places `delivery` at `memory`: staged in `<state_dir>/tmp`, then swapped in, then recorded.
-/// `previous` is the record of what `memory` shows now: files it placed that are untouched
-/// since and hold the same blob are reused. A `memory` that memorix did not make is refused
-/// before anything is written; a failed activation leaves no staged tree behind.
+/// Places `delivery` at `memory`: staged in `<state_dir>/tmp`, then swapped in, then recorded;
+/// returns what it placed and the new record. `recorded` is the state directory's record;
+/// where `memory` shows its environment (`shown`), files it placed that are untouched since
+/// and hold the same blob are reused. A `memory` that memorix did not make is refused before
+/// anything is written; a failed activation leaves no staged tree behind.
 pub fn activate(
     store: &Store,
     state_dir: &Path,
     memory: &Path,
     delivery: &Delivery,
     mode: Mode,
-    previous: Option<&ActivationRecord>,
+    (recorded, shown): (Option<&ActivationRecord>, Option<Id>),
     progress: &dyn Progress,
-) -> Result<Placed> {
-    let recorded = ActivationRecord::load(state_dir);
-    check_ours(memory, recorded.as_ref())?;
+) -> Result<(Placed, ActivationRecord)> {
     let tmp = state_dir.join("tmp");
+    check_ours(memory, recorded, &tmp)?;
     fsutil::create_dir(&tmp)?;
     let kept = tmp.join("previous");
-    let spare = recorded.as_ref().and_then(|r| r.spare(&kept, mode));
+    let spare = ActivationRecord::spare(&kept, mode);
     let stage = match spare {
         Some(_) => Stage::adopt(&kept, tmp.join("stage"))?,
         None => Stage::create(tmp.join("stage"))?,
     };
-    let source = Source { memory, previous, spare };
-    let Staged { files, reused, purged } = fill_stage(store, &stage.0, &source, delivery, mode, progress)?;
+    let previous = recorded.filter(|r| r.environment.is_some() && r.environment == shown);
+    let source = Source { memory, previous, spare: spare.as_ref() };
+    let Staged { files, reused, purged, kept: untouched } =
+        fill_stage(store, &stage.0, &source, delivery, mode, progress)?;
     if let Some(parent) = memory.parent() {
         fsutil::create_dir(parent)?;
     }
     crate::fault::point("activate.staged");
     // Say which tree is about to become the memory, so a crash right after the swap still
     // leaves a directory memorix knows it made.
-    let mut pending = recorded.clone().unwrap_or_default();
-    pending.pending = stat(&stage.0).map(|(_, _, ino)| ino);
-    fsutil::write_atomic(
-        state_dir,
-        &state_dir.join(RECORD),
-        &serde_json::to_vec(&pending).expect("a record serializes"),
-    )?;
+    let pending = stat(&stage.0).map(|(_, _, ino)| ino).unwrap_or_default();
+    fsutil::write_atomic(&tmp, &tmp.join(PENDING), pending.to_string().as_bytes())?;
     exchange(memory, &stage.0, &tmp.join("parked"), Dirs::Writable)?;
     let stage = stage.into_previous();
     crate::fault::point("activate.exchanged");
-    // `stage` now holds the old tree (if there was one): keep it until the next activation.
+    // `stage` now holds the old tree (if there was one): keep it, with its record, until the
+    // next activation. The record is the current one, moved by a link (no copy); a record
+    // that does not match the kept tree is never used (`spare` checks).
+    remove_if_exists(&tmp.join(KEPT_RECORD))?;
     remove_readonly_tree(&kept)?;
     if fs::symlink_metadata(&stage).is_ok() {
         fs::rename(&stage, &kept).map_err(Error::io("keep the previous tree at", &kept))?;
+        if recorded.is_some_and(|r| r.root_is(&kept)) {
+            fs::hard_link(state_dir.join(RECORD), tmp.join(KEPT_RECORD))
+                .map_err(Error::io("keep the record of", &kept))?;
+        }
     }
-    let mut record = ActivationRecord::of(memory, delivery.environment, &files)?;
+    // A file of the adopted spare left in place keeps the stat just checked.
+    let known = |rel: &str| Some(*spare.as_ref()?.files.get(rel).filter(|_| untouched.contains(rel))?);
+    let mut record = ActivationRecord::of(memory, delivery.environment, &files, &known)?;
     record.delivery = Some(mode);
-    record.previous = recorded.filter(|r| r.root_is(&kept)).map(|mut r| {
-        (r.previous, r.pending) = (None, None);
-        Box::new(r)
-    });
     fsutil::write_atomic(
         state_dir,
         &state_dir.join(RECORD),
         &serde_json::to_vec(&record).expect("a record serializes"),
     )?;
+    remove_if_exists(&tmp.join(PENDING))?;
     crate::fault::point("activate.recorded");
-    Ok(Placed { files: files.len(), reused, purged })
+    Ok((Placed { files: files.len(), reused, purged }, record))
+}
+
+fn remove_if_exists(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io("remove", path)(e)),
+        _ => Ok(()),
+    }
 }
 
 /// The memory directory is replaced only when memorix made it: absent, empty, or the tree the
 /// activation record names (placed, or about to be when a crash came).
-fn check_ours(memory: &Path, recorded: Option<&ActivationRecord>) -> Result<()> {
+fn check_ours(memory: &Path, recorded: Option<&ActivationRecord>, tmp: &Path) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
     let meta = match fs::symlink_metadata(memory) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -442,12 +457,13 @@ fn check_ours(memory: &Path, recorded: Option<&ActivationRecord>) -> Result<()> 
     if meta.is_dir() && fs::read_dir(memory).is_ok_and(|mut d| d.next().is_none()) {
         return Ok(());
     }
+    let pending = fs::read_to_string(tmp.join(PENDING)).ok().and_then(|t| t.parse::<u64>().ok());
     let ours = recorded.is_some_and(|r| {
         let placed = r.dirs.get("").map(|(_, ino)| *ino);
         // Records from before directories were recorded: the index names the environment.
         let older =
             r.dirs.is_empty() && r.environment.is_some() && shown_environment(memory) == r.environment;
-        meta.is_dir() && (placed == Some(meta.ino()) || r.pending == Some(meta.ino()) || older)
+        meta.is_dir() && (placed == Some(meta.ino()) || pending == Some(meta.ino()) || older)
     });
     if ours { Ok(()) } else { Err(Error::NotOurs { memory: memory.to_path_buf() }) }
 }
@@ -485,13 +501,15 @@ impl Drop for Stage {
 }
 
 /// What [`fill_stage`] put into the stage.
-struct Staged {
+struct Staged<'a> {
     /// Files placed, by path.
     files: Vec<(String, Id)>,
     /// How many were hard-linked from the previous activation.
     reused: usize,
     /// Paths left out because their content was purged.
     purged: Vec<String>,
+    /// Files of the adopted spare left in place.
+    kept: std::collections::HashSet<&'a str>,
 }
 
 /// Where a stage's files can come from besides the Store.
@@ -507,14 +525,14 @@ struct Source<'a> {
 /// Writes the generated files and every file into `stage`: a fresh stage is filled whole, an
 /// adopted spare only where it differs. A file unchanged in the memory directory is taken over
 /// from it (a hardlink) rather than copied again.
-fn fill_stage(
+fn fill_stage<'a>(
     store: &Store,
     stage: &Path,
-    source: &Source,
+    source: &Source<'a>,
     delivery: &Delivery,
     mode: Mode,
     progress: &dyn Progress,
-) -> Result<Staged> {
+) -> Result<Staged<'a>> {
     let tmp = stage.parent().expect("the stage lies in tmp/");
     for (name, text) in delivery.generated(store)? {
         fsutil::write_atomic_mode(tmp, &stage.join(name), text.as_bytes(), 0o444)?;
@@ -551,7 +569,8 @@ fn fill_stage(
             place(store, blob, dest, mode)
         },
     )?;
-    Ok(Staged { files, reused: reused.into_inner(), purged: purged.into_iter().map(|(p, _)| p).collect() })
+    let purged = purged.into_iter().map(|(p, _)| p).collect();
+    Ok(Staged { files, reused: reused.into_inner(), purged, kept })
 }
 
 /// Whether `mode` places real files (which any copying mode can take over).
@@ -576,11 +595,7 @@ fn trim_spare<'a>(
         .partition(|(rel, blob)| wanted.get(rel).copied() == *blob && spare.unchanged(stage, rel));
     let mut emptied = std::collections::BTreeSet::new();
     for (rel, _) in dropped {
-        let path = stage.join(rel);
-        match fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io("remove", &path)(e)),
-            _ => {}
-        }
+        remove_if_exists(&stage.join(rel))?;
         emptied.extend(rel.match_indices('/').map(|(i, _)| &rel[..i]));
     }
     // Deepest first, so a chain of directories left empty goes away entirely.
@@ -596,8 +611,14 @@ fn trim_spare<'a>(
 }
 
 impl ActivationRecord {
-    /// What `memory` holds right after placing `files` of `environment`.
-    fn of(memory: &Path, environment: Id, files: &[(String, Id)]) -> Result<ActivationRecord> {
+    /// What `memory` holds right after placing `files` of `environment`; `known` gives the
+    /// placement of a file whose stat is already known.
+    fn of(
+        memory: &Path,
+        environment: Id,
+        files: &[(String, Id)],
+        known: &dyn Fn(&str) -> Option<Placement>,
+    ) -> Result<ActivationRecord> {
         let mut record = ActivationRecord { environment: Some(environment), ..ActivationRecord::default() };
         let dirs: std::collections::BTreeSet<&str> = files
             .iter()
@@ -611,6 +632,10 @@ impl ActivationRecord {
         for (rel, blob) in
             files.iter().map(|(p, b)| (p.as_str(), Some(*b))).chain(GENERATED.map(|g| (g, None)))
         {
+            if let Some(p) = known(rel).filter(|p| blob.is_some() && p.blob == blob) {
+                record.files.insert(rel.to_string(), p);
+                continue;
+            }
             let (size, mtime_ns, ino) = stat(&memory.join(rel))
                 .ok_or_else(|| Error::Vanished { path: rel.to_string(), memory: memory.to_path_buf() })?;
             let written = match blob {

@@ -75,28 +75,27 @@ impl Repaired {
 /// Activates `delivery`, reusing the files of the environment the memory directory shows now,
 /// and writes the agent harness files of `spec` in the same step: planned (and refused, if a
 /// user's file is in the way) before the swap, written right after it.
+/// `recorded` is the project's activation record; the new one is returned.
 pub(crate) fn activate_with_reuse(
     store: &Store,
     project: &Project,
     delivery: &Delivery,
-    shown: Option<Id>,
+    (recorded, shown): (Option<&ActivationRecord>, Option<Id>),
     spec: Option<&AgentsSpec>,
     progress: &dyn Progress,
-) -> Result<(deliver::Placed, Synced)> {
+) -> Result<(deliver::Placed, Synced, ActivationRecord)> {
     let m = &project.manifest;
-    let previous = ActivationRecord::load(&project.state_dir)
-        .filter(|r| r.environment.is_some() && r.environment == shown);
     let plan = harness_plan(store, project, delivery, spec)?;
-    let placed = deliver::activate(
+    let (placed, record) = deliver::activate(
         store,
         &project.state_dir,
         &m.memory_dir(),
         delivery,
         m.delivery,
-        previous.as_ref(),
+        (recorded, shown),
         progress,
     )?;
-    Ok((placed, apply_harness(project, plan, spec, delivery.environment)?))
+    Ok((placed, apply_harness(project, plan, spec, delivery.environment)?, record))
 }
 
 /// What the harness files need to become `spec`'s for `delivery`; `None` when the project has
@@ -257,10 +256,11 @@ pub fn build(
     writer.sync()?;
     crate::fault::point("build.synced");
     let mut profile = Profile::load(&project.state_dir)?;
-    (outcome.activated, outcome.harness) =
+    let record;
+    (outcome.activated, outcome.harness, record) =
         activate(&store, &project, &mut profile, &resolution, env_id, progress)?;
     if outcome.artifact_failures.is_empty() {
-        write_stamp(&project, &stamp, env_id, profile.current)?;
+        write_stamp(&project, &stamp, env_id, record, profile.current)?;
     }
     outcome.environment = Some(env_id);
     outcome.ignore_updated = ignore_updated;
@@ -370,7 +370,7 @@ fn realise_environment(writer: &Writer, m: &Manifest, plan: &EnvironmentPlan) ->
 
 /// Binds the environment in the profile (a new generation when it changed) and places it in
 /// the memory directory, unless the directory shows exactly what the last activation placed;
-/// the harness files are brought in line either way.
+/// the harness files are brought in line either way. Returns the activation record after.
 fn activate(
     store: &Store,
     project: &Project,
@@ -378,41 +378,48 @@ fn activate(
     resolution: &Resolution,
     env_id: Id,
     progress: &dyn Progress,
-) -> Result<(Option<Activated>, Synced)> {
+) -> Result<(Option<Activated>, Synced, Option<ActivationRecord>)> {
     let m = &project.manifest;
     let spec = harness::spec(m);
     let memory = m.memory_dir();
     let current = profile.current().cloned();
     let shown = deliver::shown_environment(&memory);
     // Exactly what the last activation placed, none of it purged since.
-    let intact = ActivationRecord::load(&project.state_dir).is_some_and(|r| r.holds(store, &memory));
+    let recorded = ActivationRecord::load(&project.state_dir);
+    let intact = recorded.as_ref().is_some_and(|r| r.holds(store, &memory));
     let same = current.as_ref().is_some_and(|b| b.environment == env_id) && shown == Some(env_id) && intact;
     let delivery = |generation| {
         Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, generation)
     };
-    let recorded = Some(spec.clone().unwrap_or_else(AgentsSpec::none));
+    let agents = Some(spec.clone().unwrap_or_else(AgentsSpec::none));
     if same {
         // Only the harness files may have moved (edited, or `[agents]` changed).
         let record = harness::sync::Record::load(&project.state_dir);
         if harness_fresh(project, record.as_ref(), spec.as_ref(), env_id) {
-            return Ok((None, Synced::default()));
+            return Ok((None, Synced::default(), recorded));
         }
         let b = current.expect("the same environment is bound");
         let restored = record.is_some_and(|r| r.spec == spec);
         let plan = harness_plan(store, project, &delivery(b.generation), spec.as_ref())?;
         let synced = Synced { restored, ..apply_harness(project, plan, spec.as_ref(), env_id)? };
-        record_agents(profile, b.generation, recorded);
+        record_agents(profile, b.generation, agents);
         profile.save(&project.state_dir)?;
-        return Ok((None, synced));
+        return Ok((None, synced, recorded));
     }
-    let repaired = repairs(store, project, profile, intact, env_id)?;
+    let repaired = repairs(store, project, profile, (intact, recorded.as_ref()), env_id)?;
     let generation = match current {
         Some(b) if b.environment == env_id => b.generation,
         _ => profile.bind(env_id, "build", now_rfc3339()),
     };
-    record_agents(profile, generation, recorded);
-    let (placed, synced) =
-        activate_with_reuse(store, project, &delivery(generation), shown, spec.as_ref(), progress)?;
+    record_agents(profile, generation, agents);
+    let (placed, synced, record) = activate_with_reuse(
+        store,
+        project,
+        &delivery(generation),
+        (recorded.as_ref(), shown),
+        spec.as_ref(),
+        progress,
+    )?;
     profile.save(&project.state_dir)?;
     crate::fault::point("profile.saved");
     let activated = Activated {
@@ -423,7 +430,7 @@ fn activate(
         purged: placed.purged,
         repaired,
     };
-    Ok((Some(activated), synced))
+    Ok((Some(activated), synced, Some(record)))
 }
 
 /// The profile binding `generation` remembers what generated its harness files.
@@ -439,7 +446,7 @@ fn repairs(
     store: &Store,
     project: &Project,
     profile: &Profile,
-    intact: bool,
+    (intact, record): (bool, Option<&ActivationRecord>),
     env_id: Id,
 ) -> Result<Repaired> {
     let mut repaired = Repaired::default();
@@ -448,9 +455,7 @@ fn repairs(
     if !intact {
         // The environment record may be gone (gc after a rollback); then there is nothing to compare.
         if let Ok(delivered) = Delivery::from_store(store, current.environment, Some(m), current.generation) {
-            let record = ActivationRecord::load(&project.state_dir);
-            repaired.drift =
-                deliver::inspect(store, &m.memory_dir(), &delivered, m.delivery, record.as_ref())?;
+            repaired.drift = deliver::inspect(store, &m.memory_dir(), &delivered, m.delivery, record)?;
         }
     }
     if current.environment != env_id && profile.bindings.iter().any(|b| b.generation > current.generation) {
@@ -467,21 +472,34 @@ fn stamped(project: &Project, stamp: &str, memory: &Path) -> Option<(Id, u64)> {
 }
 
 /// Records this build's inputs with the lock as it left it (a hand-edited lock makes the next
-/// build look) and the stat of each delivered directory (a file added, removed or renamed
-/// changes it) and file (one edited in place changes only its own).
-fn write_stamp(project: &Project, stamp: &str, env_id: Id, generation: Option<u64>) -> Result<()> {
-    let record = ActivationRecord::load(&project.state_dir).filter(|r| r.environment == Some(env_id));
+/// build look) and the stat of each delivered directory: a file added, removed or renamed
+/// changes it. Delivered files are read-only, so they are not stat'ed (100k of them would
+/// cost a no-op build most of its time); `status` and `verify --project`, which do look at
+/// every file, [forget](forget_stamp) the stamp when they find one edited in place, so the
+/// next build repairs it.
+fn write_stamp(
+    project: &Project,
+    stamp: &str,
+    env_id: Id,
+    record: Option<ActivationRecord>,
+    generation: Option<u64>,
+) -> Result<()> {
+    let record = record.filter(|r| r.environment == Some(env_id));
     let (Some(record), Some(generation)) = (record, generation) else { return Ok(()) };
     let mut text = stamp_text(stamp, &std::fs::read(&project.lock_path).unwrap_or_default());
     text.push_str(&format!("{env_id} {generation}\n"));
-    let files = record.files.iter().map(|(f, p)| (f.as_str(), (p.mtime_ns, p.ino)));
-    for (path, (mtime, ino)) in record.dirs.iter().map(|(d, s)| (d.as_str(), *s)).chain(files) {
+    for (path, (mtime, ino)) in &record.dirs {
         text.push_str(&format!("{mtime} {ino} {path}\n"));
     }
     Ok(fsutil::write_atomic(&project.state_dir, &project.state_dir.join(STAMP), text.as_bytes())?)
 }
 
 pub(crate) const STAMP: &str = "build-stamp";
+
+/// Makes the next build check `.memory/` whole (a read command found it changed).
+pub(crate) fn forget_stamp(project: &Project) {
+    let _ = std::fs::remove_file(project.state_dir.join(STAMP));
+}
 
 /// `saved` (`.memorix/build-stamp`) against this build's inputs and `memory`'s directories:
 /// the environment and generation it shows when nothing changed.

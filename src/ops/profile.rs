@@ -84,7 +84,15 @@ pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn P
         Some(recorded) => recorded.active(),
         None => crate::harness::spec(&project.manifest),
     };
-    let (placed, harness) = activate_with_reuse(&store, &project, &delivery, shown, spec.as_ref(), progress)?;
+    let recorded = crate::deliver::ActivationRecord::load(&project.state_dir);
+    let (placed, harness, _) = activate_with_reuse(
+        &store,
+        &project,
+        &delivery,
+        (recorded.as_ref(), shown),
+        spec.as_ref(),
+        progress,
+    )?;
     profile.current = Some(binding.generation);
     profile.save(&project.state_dir)?;
     crate::fault::point("profile.saved");

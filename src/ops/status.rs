@@ -114,6 +114,11 @@ fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Resul
     };
     let delivery = Delivery::from_store(store, current.environment, Some(m), current.generation)?;
     let record = ActivationRecord::load(&project.state_dir);
+    let drift = drift(store, &m.memory_dir(), &delivery, m.delivery, record.as_ref())?;
+    if !drift.is_clean() {
+        // So that `memorix build` repairs what this found.
+        super::build::forget_stamp(project);
+    }
     Ok(DeliveryState {
         memory: m.memory.to_string(),
         environment: Some(current.environment),
@@ -121,7 +126,7 @@ fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Resul
         rolled_back: profile.bindings.iter().any(|b| b.generation > current.generation),
         lock_not_active: locked.is_some_and(|l| l != current.environment),
         deleted: !m.memory_dir().exists(),
-        drift: drift(store, &m.memory_dir(), &delivery, m.delivery, record.as_ref())?,
+        drift,
         harness: harness_drift(store, project, &delivery)?,
     })
 }

@@ -1,7 +1,6 @@
 //! `memorix verify [--project]`: the Store's own check, and that the project's memory
 //! directory holds exactly what its profile says.
 
-use std::fs;
 use std::path::Path;
 
 use super::error::Result;
@@ -42,9 +41,8 @@ pub fn verify_project(start: &Path, store_root: &Path, progress: &dyn Progress) 
         }
     }
     if !problems.is_empty() {
-        // A build with unchanged inputs checks only directories; make the next one look at
-        // every file, so `memorix build` repairs what this found.
-        let _ = fs::remove_file(project.state_dir.join(crate::ops::build::STAMP));
+        // So that `memorix build` repairs what this found.
+        super::build::forget_stamp(&project);
     }
     report.problems.extend(problems);
     report.ok = report.problems.is_empty();

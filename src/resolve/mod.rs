@@ -293,6 +293,25 @@ pub(crate) fn plan_mount(
     Ok(derivation::plan(trees, mount, selected, &overrides)?)
 }
 
+/// The mount's plan computed from the previous lock's derivation of the same inputs, by the
+/// diff of its locators' trees (what `update` after an ingest mostly does); `None` when there
+/// is no such derivation in the Store.
+fn replan_mount(
+    store: &Store,
+    m: &Manifest,
+    mount: &MountDecl,
+    previous: Option<&Lockfile>,
+    inputs: &Id,
+    selected: &[Selected],
+) -> Result<Option<DerivationPlan>> {
+    let locked = previous.and_then(|p| p.mounts.get(mount.path.as_str())).filter(|l| l.inputs == *inputs);
+    let Some(record) = locked.and_then(|l| store.read_derivation(&l.derivation).ok()) else {
+        return Ok(None);
+    };
+    let overrides: Vec<_> = m.overrides_under(&mount.path).collect();
+    Ok(derivation::replan(store, mount, DerivationPlan::from_record(record), selected, &overrides)?)
+}
+
 /// Names the mount and the manifest line of a `select` entry that failed to resolve.
 pub(crate) fn in_mount(mount: &MountDecl, at: &str, e: Error) -> Error {
     Error::InMount { mount: mount.path.to_string(), at: at.to_string(), inner: Box::new(e) }
@@ -351,7 +370,10 @@ pub fn resolve(
         let walked = stored.is_none();
         let plan = match stored {
             Some(p) => p,
-            None => plan_mount(store, m, mount, &selected)?,
+            None => match replan_mount(store, m, mount, previous, &inputs, &selected)? {
+                Some(p) => p,
+                None => plan_mount(store, m, mount, &selected)?,
+            },
         };
         let locked = LockedMount { inputs, derivation: plan.id(), locators };
         if walked {

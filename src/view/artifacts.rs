@@ -3,17 +3,18 @@
 //! headings, and the output of each `[artifacts]` hook command (an LLM summariser, an
 //! embedder), cached by (derivation id, hash of the command).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
+use std::ops::Range;
 use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use super::derivation::DerivationPlan;
+use super::derivation::{Delta, DerivationPlan};
 use super::error::Result;
 use crate::diagnostics::FromIo;
 use crate::manifest::ArtifactDecl;
-use crate::model::{Id, Name};
+use crate::model::{Id, Name, StorePath};
 use crate::store::{Store, Writer};
 
 pub const SUMMARY: &str = "SUMMARY.md";
@@ -46,11 +47,21 @@ pub fn headings(store: &Store, blob: &Id) -> crate::store::Result<Vec<(usize, St
 }
 
 /// The built-in summary (every file with its outline, a pure function of the derivation) and
-/// each file's title.
+/// each file's title. A plan computed from a base derivation takes the base's lines for the
+/// files it did not touch, so only changed files are read.
 pub fn summary(store: &Store, id: &Id, plan: &DerivationPlan) -> Result<(String, BTreeMap<String, String>)> {
-    let mut s = format!("# Summary of derivation {id}\n\n{} files.\n\n", plan.files.len());
+    let base = plan.delta.as_ref().and_then(|d| base_sections(store, plan, d));
+    let mut s = header(id, plan.files.len());
     let mut titles = BTreeMap::new();
     for (path, origin) in &plan.files {
+        if let Some((text, range)) = base.as_ref().and_then(|(t, at)| Some((t, at.get(path)?.clone()))) {
+            let section = &text[range];
+            if let Some(title) = section[format!("- `{path}`").len()..].strip_prefix(": ") {
+                titles.insert(path.to_string(), title.split('\n').next().unwrap_or_default().to_string());
+            }
+            s += section;
+            continue;
+        }
         let hs = headings(store, &origin.blob)?;
         match hs.split_first() {
             Some(((_, title), rest)) => {
@@ -64,6 +75,53 @@ pub fn summary(store: &Store, id: &Id, plan: &DerivationPlan) -> Result<(String,
         }
     }
     Ok((s, titles))
+}
+
+fn header(id: &Id, files: usize) -> String {
+    format!("# Summary of derivation {id}\n\n{files} files.\n\n")
+}
+
+/// The base derivation's `SUMMARY.md` with the byte range of each file's lines, for the files
+/// `plan` did not touch. Each file's lines start with `` - `path` `` at the start of a line
+/// (outline lines are indented), so splitting there gives one section per base file; `None`
+/// unless every section starts with the path expected there.
+fn base_sections<'p>(
+    store: &Store,
+    plan: &'p DerivationPlan,
+    delta: &'p Delta,
+) -> Option<(String, HashMap<&'p StorePath, Range<usize>>)> {
+    let text = String::from_utf8(store.artifact(&delta.base, &name(SUMMARY))?).ok()?;
+    // The base's files, in order: the untouched ones and the touched ones it had.
+    let untouched = plan.files.keys().filter(|p| !delta.paths.contains_key(*p)).map(|p| (p, true));
+    let had = delta.paths.iter().filter(|(_, had)| **had).map(|(p, _)| (p, false));
+    let mut paths: Vec<(&StorePath, bool)> = untouched.chain(had).collect();
+    paths.sort();
+    let head = header(&delta.base, paths.len()).len();
+    text.get(..head).filter(|h| *h == header(&delta.base, paths.len()))?;
+    let mut starts = Vec::with_capacity(paths.len() + 1);
+    let mut at = head;
+    for line in text[head..].split_inclusive('\n') {
+        if line.starts_with("- `") {
+            starts.push(at);
+        }
+        at += line.len();
+    }
+    if starts.len() != paths.len() || starts.first().is_some_and(|s| *s != head) {
+        return None;
+    }
+    starts.push(text.len());
+    let mut sections = HashMap::with_capacity(paths.len());
+    for (i, (path, keep)) in paths.into_iter().enumerate() {
+        let section = &text[starts[i]..starts[i + 1]];
+        let rest = section.strip_prefix("- `")?.strip_prefix(path.as_str())?;
+        if !rest.starts_with("`: ") && rest != "`\n" {
+            return None;
+        }
+        if keep {
+            sections.insert(path, starts[i]..starts[i + 1]);
+        }
+    }
+    Some((text, sections))
 }
 
 /// The titles of a derivation's files, when its artifacts have been computed.
