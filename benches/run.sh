@@ -34,8 +34,30 @@ T="$WORK/tree$BIG"; T10="$WORK/tree$SMALL"
 ONE=$(cd "$T" && find . -name page1.md | head -1 | sed 's|^\./||')
 
 ROWS="$WORK/rows.tsv"; : > "$ROWS"
-# row NAME MEMORIX PEER RATIO TARGET MET
-row() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$ROWS"; }
+# row NAME MEMORIX PEER RATIO TARGET MET [SYSCALLS]
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "${7:--}" >> "$ROWS"; }
+
+# strace -c -f of one run of CMD: "calls", "openat" or "dirops" (mkdir, link, unlink, rename,
+# chmod, rmdir) counts. System-call counts are stable where times are not.
+strace_count() {
+    local what=$1; shift
+    strace -f -c -o "$WORK/strace-c.txt" "$@" >/dev/null 2>&1
+    python3 - "$WORK/strace-c.txt" "$what" <<'PY'
+import sys
+dirops = {"mkdir", "mkdirat", "link", "linkat", "unlink", "unlinkat", "rename", "renameat", "renameat2",
+          "chmod", "fchmod", "fchmodat", "fchmodat2", "rmdir"}
+counts = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 5 and f[-1].isidentifier() and f[3].isdigit():
+        counts[f[-1]] = int(f[3])
+what = sys.argv[2]
+print({"calls": counts.get("total", 0), "openat": counts.get("openat", 0) + counts.get("open", 0),
+       "dirops": sum(n for k, n in counts.items() if k in dirops)}[what])
+PY
+}
+calls() { strace_count calls "$@"; }
+k() { python3 -c "n=$1; print(f'{n/1000:.1f}k' if n >= 10000 else n)"; }
 
 # hf NAME PREPARE CMD...: runs hyperfine, prints "min median" per command (seconds).
 hf() {
@@ -114,19 +136,23 @@ if [ -d "${MEMORIX_CORPUS:-$REPO/../shared/corpus}" ]; then
     row "initial ingest, real corpus ($NC files, median)" "$(fmt $m)" "ostree $(fmt $o)" "$(ratio $m $o)" "< 1" "$(le "$m/$o" 0.9999)"
 fi
 
-# Fresh state for the incremental measurements.
+# Fresh state for the incremental measurements; the system calls of the initial ingest are
+# counted here (one run each under strace, which slows both).
 "$WORK/fresh.sh" "$S" "$G" "$O"
-"$M" --store "$S" ingest docs/t/ "$T" >/dev/null; $gitc add -A; $gitc commit -qm base
+CM=$(calls "$M" --store "$S" ingest docs/t/ "$T"); CG=$(calls sh -c "$gitc add -A && $gitc commit -qm base")
+row "initial ingest, $BIG files: system calls" "$(k $CM)" "git $(k $CG)" "$(ratio $CM $CG)" "-" "-" "$(k $CM) / $(k $CG)"
 ostree --repo="$O" commit -b main --tree=dir="$T" --no-xattrs >/dev/null
 sleep 3 # past the stat cache's racy window for the files just written
 # After the initial ingest a detached process fills latest/'s spare buffer (holding the store
 # lock); the first re-ingest then applies only its change. Measured cold, once, against git's
-# first commit after the same change.
+# first commit after the same change; then its system calls, on a second change.
 flock "$S/lock" true
 date +%N >> "$T/$ONE"; sync
 FIRST=$( { /usr/bin/time -f %e "$M" --store "$S" ingest docs/t/ "$T" >/dev/null; } 2>&1 | tail -1)
 GFIRST=$( { /usr/bin/time -f %e sh -c "$gitc add -A && $gitc commit -qm first" >/dev/null; } 2>&1 | tail -1)
-row "first re-ingest after the initial one (cold, one file changed)" "$(fmt $FIRST)" "git $(fmt $GFIRST)" "$(ratio $FIRST $GFIRST)" "<= 2" "$(le "$FIRST/$GFIRST" 2)"
+date +%N >> "$T/$ONE"; sync
+CM=$(calls "$M" --store "$S" ingest docs/t/ "$T"); CG=$(calls sh -c "$gitc add -A && $gitc commit -qm second")
+row "first re-ingest after the initial one (cold, one file changed)" "$(fmt $FIRST)" "git $(fmt $GFIRST)" "$(ratio $FIRST $GFIRST)" "<= 2" "$(le "$FIRST/$GFIRST" 2)" "$(k $CM) / $(k $CG)"
 
 echo "2. re-ingest after one file changed"
 # The prepare step syncs, so no tool pays for writing back what another left dirty.
@@ -136,7 +162,8 @@ readarray -t r < <(hf reingest "$TOUCH" \
     "sh -c '$gitc add -A && $gitc commit -qm x'" \
     "ostree --repo=$O commit -b main --tree=dir=$T --no-xattrs")
 m=${r[0]#* }; g=${r[1]#* }; o=${r[2]#* }
-row "re-ingest after one change (median)" "$(fmt $m)" "git $(fmt $g)" "$(ratio $m $g)" "<= 2" "$(le "$m/$g" 2)"
+sh -c "$TOUCH"; CM=$(calls "$M" --store "$S" ingest docs/t/ "$T"); sh -c "$TOUCH"; CG=$(calls sh -c "$gitc add -A && $gitc commit -qm x")
+row "re-ingest after one change (median)" "$(fmt $m)" "git $(fmt $g)" "$(ratio $m $g)" "<= 2" "$(le "$m/$g" 2)" "$(k $CM) / $(k $CG)"
 row "re-ingest after one change (median)" "$(fmt $m)" "ostree $(fmt $o)" "$(ratio $m $o)" "< 1" "$(le "$m/$o" 0.9999)"
 date +%N >> "$T/$ONE"
 W=$("$M" --store "$S" --json ingest docs/t/ "$T" | python3 -c 'import json,sys; w=json.load(sys.stdin)["written"]; print(w["trees"], w["blobs"])')
@@ -148,7 +175,8 @@ readarray -t r < <(hf single "$TOUCH" \
     "$M --store $S ingest docs/t/$ONE $T/$ONE" \
     "sh -c '$gitc add $T/$ONE && $gitc commit -qm x'")
 m=${r[0]#* }; g=${r[1]#* }
-row "ingest PATH FILE into the $BIG-file tree (median)" "$(fmt $m)" "git add FILE && commit $(fmt $g)" "$(ratio $m $g)" "< 1" "$(le "$m/$g" 0.9999)"
+sh -c "$TOUCH"; CM=$(calls "$M" --store "$S" ingest "docs/t/$ONE" "$T/$ONE"); sh -c "$TOUCH"; CG=$(calls sh -c "$gitc add $T/$ONE && $gitc commit -qm x")
+row "ingest PATH FILE into the $BIG-file tree (median)" "$(fmt $m)" "git add FILE && commit $(fmt $g)" "$(ratio $m $g)" "< 1" "$(le "$m/$g" 0.9999)" "$(k $CM) / $(k $CG)"
 
 echo "3. latest/ refresh after a one-file change"
 date +%N >> "$T/$ONE"
@@ -163,18 +191,32 @@ echo "4. build of a $SMALL-file environment"
 P="$WORK/project"; aside "$P"; mkdir -p "$P"
 "$M" --store "$S" -q ingest docs/small/ "$T10"
 printf '[mounts.docs]\nselect = ["docs/small/"]\n' > "$P/memorix.toml"
-"$M" --store "$S" -C "$P" -q build
-readarray -t r < <(hf build "$WORK/aside.sh $P/.memory $P/.memorix/activation.json $P/.memorix/build-stamp $WORK/cp-out" \
-    "$M --store $S -C $P build" "cp -r $T10 $WORK/cp-out")
+# The first build: a project never built, and a Store that has never planned this selection
+# (no derivation, environment or remembered plan: SUMMARY.md is computed from every file).
+COLD="$WORK/aside.sh $P/.memory $P/.memorix $P/memorix.lock $S/derivations $S/environments $S/index/plans $WORK/cp-out"
+readarray -t r < <(hf firstbuild "$COLD" "$M --store $S -C $P build" "cp -r $T10 $WORK/cp-out")
 m=${r[0]#* }; c=${r[1]#* }
-row "build of a $SMALL-file environment, warm store (median)" "$(fmt $m)" "cp -r $(fmt $c)" "$(ratio $m $c)" "<= 1.5" "$(le "$m/$c" 1.5)"
+sh -c "$COLD"; CM=$(calls "$M" --store "$S" -C "$P" build); CC=$(calls cp -r "$T10" "$WORK/cp-out")
+row "first build of a $SMALL-file environment (median)" "$(fmt $m)" "cp -r $(fmt $c)" "$(ratio $m $c)" "<= 1.5" "$(le "$m/$c" 1.5)" "$(k $CM) / $(k $CC)"
+WARM="$WORK/aside.sh $P/.memory $P/.memorix $WORK/cp-out"
+readarray -t r < <(hf build "$WARM" "$M --store $S -C $P build" "cp -r $T10 $WORK/cp-out")
+m=${r[0]#* }; c=${r[1]#* }
+sh -c "$WARM"; CM=$(calls "$M" --store "$S" -C "$P" build); CC=$(calls cp -r "$T10" "$WORK/cp-out")
+row "build of a $SMALL-file environment, warm store (median)" "$(fmt $m)" "cp -r $(fmt $c)" "$(ratio $m $c)" "<= 1.5" "$(le "$m/$c" 1.5)" "$(k $CM) / $(k $CC)"
 "$M" --store "$S" -C "$P" -q build
 N=$(hyperfine -N --style none --warmup 5 --runs 50 --export-json "$WORK/noop.json" "$M --store $S -C $P build" >/dev/null && python3 -c "import json,statistics; print(f\"{statistics.median(json.load(open('$WORK/noop.json'))['results'][0]['times'])*1000:.1f}\")")
-row "no-op build, $SMALL-file environment (median)" "$N ms" "-" "-" "< 20 ms" "$(le "$N" 20)"
+row "no-op build, $SMALL-file environment (median)" "$N ms" "-" "-" "< 20 ms" "$(le "$N" 20)" "$(k "$(calls "$M" --store "$S" -C "$P" build)")"
+for c in "lock --check" status; do
+    O_=$(strace_count openat "$M" --store "$S" -C "$P" $c)
+    row "\`$c\` on the unchanged $SMALL-file project: openat calls" "$O_" "-" "-" "< 500" "$([ "$O_" -lt 500 ] && echo yes || echo no)"
+done
 ONE10=$(cd "$T10" && find . -name page1.md | head -1 | sed 's|^\./||')
 date +%N >> "$T10/$ONE10"; "$M" --store "$S" -q ingest docs/small/ "$T10"
 U=$("$M" --store "$S" -C "$P" --json update | python3 -c 'import json,sys; a=json.load(sys.stdin)["activated"]; print(a["files"], a["reused"])')
 row "one-file update re-activation: files copied" "$(( ${U% *} - ${U#* } )) of ${U% *}" "-" "-" "O(changed)" "$([ $(( ${U% *} - ${U#* } )) -le 1 ] && echo yes || echo no)"
+date +%N >> "$T10/$ONE10"; "$M" --store "$S" -q ingest docs/small/ "$T10"
+D=$(strace_count dirops "$M" --store "$S" -C "$P" update)
+row "one-file update of the $SMALL-file environment: directory operations" "$D" "-" "-" "< 1000" "$([ "$D" -lt 1000 ] && echo yes || echo no)"
 
 echo "5. peak memory"
 aside "$WORK/store-rss"
@@ -223,9 +265,12 @@ OUT=benches/results.md
     echo "\`benches/run.sh\` on $(nproc) cores, $(date -u +%F); $RUNS runs per timing (min and median kept, the median shown)."
     echo "Trees: $BIG and $SMALL files from benches/gen_tree.py (4-6 levels, 1-50 KiB)."
     echo
-    echo "| measurement | memorix | peer | ratio | target | met |"
-    echo "|---|---|---|---|---|---|"
-    awk -F'\t' '{printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6}' "$ROWS"
+    echo "System calls (\`strace -c -f\`, one run each, memorix / peer) stand beside the times:"
+    echo "they do not move with the machine's load."
+    echo
+    echo "| measurement | memorix | peer | ratio | target | met | system calls |"
+    echo "|---|---|---|---|---|---|---|"
+    awk -F'\t' '{printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7}' "$ROWS"
     echo
     echo "## Scaling: tree size x history"
     echo

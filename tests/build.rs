@@ -236,7 +236,9 @@ fn lock_check_reports_each_kind_of_staleness() {
     let plans = env.store.join("index/plans");
     let remembered: Vec<String> =
         common::files_under(&plans).iter().map(|f| fs::read_to_string(plans.join(f)).unwrap()).collect();
+    let env_id = toml["environment"]["id"].as_str().unwrap().to_string();
     assert!(remembered.contains(&format!("{drv}\n")), "{remembered:?}");
+    assert!(remembered.contains(&format!("{env_id}\n")), "the environment's plan too: {remembered:?}");
     fs::remove_dir_all(&plans).unwrap();
     env.run(&["lock", "--check"]).ok();
     let forged = format!("sha256:{}", "ab".repeat(32));
@@ -247,6 +249,12 @@ fn lock_check_reports_each_kind_of_staleness() {
     env.run(&["lock"]).ok();
     env.run(&["lock", "--check"]).ok();
     assert_eq!(fs::read_to_string(&lock_path).unwrap(), current);
+    // A forged environment id is not the one the Store remembers for these derivations.
+    fs::write(&lock_path, current.replace(&env_id, &forged)).unwrap();
+    let out = env.run(&["lock", "--check"]).expect(1);
+    let why = format!("environment does not recompute: memorix.lock has {forged}, its mounts give {env_id}");
+    assert!(out.stdout.contains(&why), "{}", out.stdout);
+    fs::write(&lock_path, &current).unwrap();
 }
 
 #[test]

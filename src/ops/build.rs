@@ -307,7 +307,7 @@ fn resolve(
         return Ok(Ok((resolution, outcome)));
     }
     let mut obtained = super::lock::obtain(project, writer, req.offline, progress)?;
-    let (report, resolution) = super::lock::check_project(project, store_root)?;
+    let (report, resolution) = super::lock::check_project(project, store_root, true)?;
     let report = obtained.judge(report, "build memorix.lock")?;
     outcome.fetched = std::mem::take(&mut obtained.fetched);
     outcome.substituted = obtained.substituted;

@@ -160,7 +160,7 @@ pub fn check(start: &Path, store_root: &Path, offline: bool, progress: &dyn Prog
     let project = Project::open(start)?;
     let store = Store::open_or_create(store_root, progress)?;
     let mut obtained = obtain(&project, &store.writer(progress)?, offline, progress)?;
-    let (report, _) = check_project(&project, store_root)?;
+    let (report, _) = check_project(&project, store_root, false)?;
     obtained.judge(report, "check memorix.lock")
 }
 
@@ -217,9 +217,12 @@ fn objects_missing(fetched: &FetchReport, missing: &[String], verb: &'static str
     Error::ObjectsMissing { verb, count: missing.len(), first: missing[0].clone(), why }
 }
 
+/// The lock checked against the manifest and the Store; with `realise`, the plans to realise
+/// it (see [`resolve::check`]).
 pub(crate) fn check_project(
     project: &Project,
     store_root: &Path,
+    realise: bool,
 ) -> Result<(CheckReport, Option<Resolution>)> {
     let problem = |p: String| Ok((CheckReport { problems: vec![p], ..CheckReport::default() }, None));
     let lock = match project.read_lock()? {
@@ -237,5 +240,5 @@ pub(crate) fn check_project(
         Err(crate::store::Error::StoreMissing { .. }) => None,
         Err(e) => return Err(e.into()),
     };
-    Ok(resolve::check(&project.manifest, store.as_ref(), &lock)?)
+    Ok(resolve::check(&project.manifest, store.as_ref(), &lock, realise)?)
 }

@@ -88,7 +88,7 @@ pub fn status(
     let mut problems = Vec::new();
     let mut stale = Default::default();
     if lock.is_some() {
-        let (report, _) = super::lock::check_project(&project, store_root)?;
+        let (report, _) = super::lock::check_project(&project, store_root, false)?;
         let report = obtained.judge(report, "check memorix.lock")?;
         problems = report.problems;
         stale = report.stale;
@@ -112,9 +112,23 @@ fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Resul
     let Some(current) = profile.current() else {
         return Ok(DeliveryState { memory: m.memory.to_string(), ..DeliveryState::default() });
     };
-    let delivery = Delivery::from_store(store, current.environment, Some(m), current.generation)?;
+    // The environment's files are read only where something needs them: a `.memory/` that
+    // the activation record no longer vouches for, or the agent harness files.
+    let delivery = std::cell::OnceCell::new();
+    let delivery = || -> Result<&Delivery> {
+        if let Some(d) = delivery.get() {
+            return Ok(d);
+        }
+        let d = Delivery::from_store(store, current.environment, Some(m), current.generation)?;
+        Ok(delivery.get_or_init(|| d))
+    };
     let record = ActivationRecord::load(&project.state_dir);
-    let drift = drift(store, &m.memory_dir(), &delivery, m.delivery, record.as_ref())?;
+    let record = record.filter(|r| r.environment == Some(current.environment));
+    let memory = m.memory_dir();
+    let drift = match record.as_ref().filter(|r| r.holds(store, &memory)) {
+        Some(r) => deliver::Drift { files: r.files.len(), ..Default::default() },
+        None => deliver::inspect(store, &memory, delivery()?, m.delivery, record.as_ref())?,
+    };
     if !drift.is_clean() {
         // So that `memorix build` repairs what this found.
         super::build::forget_stamp(project);
@@ -125,33 +139,24 @@ fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Resul
         generation: Some(current.generation),
         rolled_back: profile.bindings.iter().any(|b| b.generation > current.generation),
         lock_not_active: locked.is_some_and(|l| l != current.environment),
-        deleted: !m.memory_dir().exists(),
+        deleted: !memory.exists(),
         drift,
-        harness: harness_drift(store, project, &delivery)?,
+        harness: harness_drift(store, project, delivery)?,
     })
 }
 
-/// How `.memory/` differs from `delivery`: nothing, when the activation record of this
-/// environment still holds (stats alone); else every file rehashed.
-fn drift(
-    store: &Store,
-    memory: &Path,
-    delivery: &Delivery,
-    mode: crate::manifest::Delivery,
-    record: Option<&ActivationRecord>,
-) -> Result<deliver::Drift> {
-    let record = record.filter(|r| r.environment == Some(delivery.environment));
-    if let Some(r) = record.filter(|r| r.holds(store, memory)) {
-        return Ok(deliver::Drift { files: r.files.len(), ..Default::default() });
-    }
-    Ok(deliver::inspect(store, memory, delivery, mode, record)?)
-}
-
-/// The agent harness files `memorix build` would write or remove, and why; a user's file in
+/// The agent harness files `memorix build` would write or remove/// The agent harness files `memorix build` would write or remove, and why; a user's file in
 /// the way or damaged block markers are reported the same way.
-fn harness_drift(store: &Store, project: &Project, delivery: &Delivery) -> Result<Vec<(String, String)>> {
+fn harness_drift<'d>(
+    store: &Store,
+    project: &Project,
+    delivery: impl FnOnce() -> Result<&'d Delivery>,
+) -> Result<Vec<(String, String)>> {
     let spec = crate::harness::spec(&project.manifest);
-    let Some(wanted) = super::build::harness_outputs(store, project, delivery, spec.as_ref())? else {
+    if spec.is_none() && crate::harness::sync::Record::load(&project.state_dir).is_none() {
+        return Ok(Vec::new());
+    }
+    let Some(wanted) = super::build::harness_outputs(store, project, delivery()?, spec.as_ref())? else {
         return Ok(Vec::new());
     };
     Ok(match crate::harness::sync::plan(&project.confined, &wanted) {

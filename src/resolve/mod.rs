@@ -67,8 +67,9 @@ pub struct Resolution {
     pub environment: EnvironmentPlan,
     /// Mounts resolved afresh (new, or their inputs changed).
     pub resolved: Vec<String>,
-    /// (plan key, derivation) of each mount whose plan was computed by walking its trees, for
-    /// the Store to remember (see [`plan_key`]).
+    /// (key, id) of each plan computed here, for the Store to remember: each mount whose plan
+    /// was computed by walking its trees (see [`plan_key`]), and the environment (see
+    /// [`environment_key`]).
     pub planned: Vec<(Id, Id)>,
 }
 
@@ -89,6 +90,24 @@ pub fn plan_key(mount: &MountDecl, locked: &LockedMount) -> Id {
         locators: &locked.locators,
     };
     canonical::object_id("plan", &canonical::encode(&key))
+}
+
+/// What planning the environment from its mounts' derivations depends on: memorix's version,
+/// each mount's path and derivation, and the `[overrides]`. The Store remembers the environment
+/// it gave, so checking a lock needs no derivation record when its ids are the remembered ones.
+pub fn environment_key(m: &Manifest, derivations: &[Id]) -> Id {
+    #[derive(Serialize)]
+    struct Key<'a> {
+        version: &'a str,
+        mounts: Vec<(&'a str, &'a Id)>,
+        overrides: Vec<(String, String)>,
+    }
+    let key = Key {
+        version: env!("CARGO_PKG_VERSION"),
+        mounts: m.mounts.iter().map(|x| x.path.as_str()).zip(derivations).collect(),
+        overrides: m.overrides.iter().map(|o| (o.path.to_string(), o.winner.place())).collect(),
+    };
+    canonical::object_id("environment-plan", &canonical::encode(&key))
 }
 
 #[derive(Serialize)]
@@ -384,6 +403,8 @@ pub fn resolve(
     }
     let pairs: Vec<_> = m.mounts.iter().map(|x| x.path.clone()).zip(derivations.iter()).collect();
     let environment = environment::plan(&pairs, &m.overrides)?;
+    let ids: Vec<Id> = derivations.iter().map(DerivationPlan::id).collect();
+    planned.push((environment_key(m, &ids), environment.id()));
     let lock = Lockfile {
         version: VERSION,
         environment: LockedEnvironment { id: environment.id() },
@@ -418,12 +439,15 @@ impl CheckReport {
 }
 
 /// Checks `lock` against the manifest without writing anything: inputs and sources must match
-/// and every id must recompute from the Store (plus the sources, hashed in memory). On success
-/// returns the plans for realising the lock.
+/// and every id must recompute from the Store (plus the sources, hashed in memory), or be the
+/// one the Store remembers planning. With `realise`, returns the plans for realising the
+/// lock on success; without, a lock whose ids are all remembered is judged without reading a
+/// derivation record.
 pub fn check(
     m: &Manifest,
     store: Option<&Store>,
     lock: &Lockfile,
+    realise: bool,
 ) -> Result<(CheckReport, Option<Resolution>)> {
     Graph::build(m)?;
     let mut report = CheckReport::default();
@@ -457,15 +481,27 @@ pub fn check(
     for name in lock.mounts.keys().filter(|n| m.mounts.iter().all(|x| x.path.as_str() != n.as_str())) {
         report.stale(None, format!("mount `{name}` is in memorix.lock but not in memorix.toml"));
     }
-    let mut derivations = Vec::new();
+    let mut held = Vec::new();
     let pins = PinSource::new(m);
     for mount in &m.mounts {
-        if let Some(plan) = check_mount(&overlay, m, mount, lock, &pins, &mut report)? {
-            derivations.push(plan);
-        }
+        held.extend(check_mount(&overlay, m, mount, lock, &pins, &mut report)?);
     }
     if !report.problems.is_empty() || !report.missing.is_empty() {
         return Ok((report, None));
+    }
+    let ids: Vec<Id> =
+        m.mounts.iter().filter_map(|x| lock.mounts.get(x.path.as_str())).map(|l| l.derivation).collect();
+    let remembered = store.and_then(|s| s.remembered_plan(&environment_key(m, &ids)));
+    if !realise && remembered == Some(lock.environment.id) {
+        report.ok = true;
+        return Ok((report, None));
+    }
+    let mut derivations = Vec::new();
+    for (h, id) in held.into_iter().zip(&ids) {
+        derivations.push(match h {
+            Held::Plan(plan) => plan,
+            Held::Remembered(store) => DerivationPlan::from_record(store.read_derivation(id)?),
+        });
     }
     let pairs: Vec<_> = m.mounts.iter().map(|x| x.path.clone()).zip(derivations.iter()).collect();
     let environment = environment::plan(&pairs, &m.overrides)?;
@@ -541,15 +577,21 @@ fn git_source_problem(lock: &Lockfile, g: &crate::manifest::GitSourceDecl) -> Op
     None
 }
 
-/// Checks one mount against its lock entry; its plan when the lock holds for it.
-fn check_mount(
-    overlay: &Overlay,
+/// A mount whose lock entry holds: its plan, or the Store that remembers planning it.
+enum Held<'s> {
+    Plan(DerivationPlan),
+    Remembered(&'s Store),
+}
+
+/// Checks one mount against its lock entry; `None` when it does not hold.
+fn check_mount<'s>(
+    overlay: &Overlay<'s>,
     m: &Manifest,
     mount: &MountDecl,
     lock: &Lockfile,
     pins: &PinSource,
     report: &mut CheckReport,
-) -> Result<Option<DerivationPlan>> {
+) -> Result<Option<Held<'s>>> {
     let name = mount.path.to_string();
     let Some(locked) = lock.mounts.get(&name) else {
         report.stale(Some(&name), format!("mount `{name}` is not in memorix.lock"));
@@ -567,16 +609,16 @@ fn check_mount(
         return Ok(None);
     }
     // A derivation the Store remembers this very selection planning to needs no tree walk.
-    let remembered = overlay
-        .store
-        .filter(|s| s.remembered_plan(&plan_key(mount, locked)) == Some(locked.derivation))
-        .and_then(|s| s.read_derivation(&locked.derivation).ok());
-    if let Some(record) = remembered {
-        return Ok(Some(DerivationPlan::from_record(record)));
+    let remembered = overlay.store.filter(|s| {
+        s.remembered_plan(&plan_key(mount, locked)) == Some(locked.derivation)
+            && s.has_derivation(&locked.derivation)
+    });
+    if let Some(store) = remembered {
+        return Ok(Some(Held::Remembered(store)));
     }
     let plan = from_lock(overlay.store, mount, locked).and_then(|sel| plan_mount(overlay, m, mount, &sel));
     match plan {
-        Ok(plan) if plan.id() == locked.derivation => Ok(Some(plan)),
+        Ok(plan) if plan.id() == locked.derivation => Ok(Some(Held::Plan(plan))),
         Ok(plan) => {
             let why = format!(
                 "mount `{name}`: derivation does not recompute: memorix.lock has {}, its locked locators give {}",
