@@ -47,8 +47,9 @@ impl Rule {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Decision {
+    // Fields in the order of their names, so the canonical encoding writes them straight.
+    pub loser: String,
     pub path: String,
     pub rule: Rule,
     pub winner: String,
-    pub loser: String,
 }

@@ -46,11 +46,12 @@ impl EntryOrigin {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Provenance {
+    // Fields in the order of their names, so the canonical encoding writes them straight.
+    pub generation: Option<Id>,
+    pub id: Id,
     pub locator: String,
     #[serde(rename = "type")]
     pub kind: EntryKind,
-    pub id: Id,
-    pub generation: Option<Id>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
 }
@@ -59,10 +60,11 @@ pub struct Provenance {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DerivationRecord {
+    // Fields in the order of their names, so the canonical encoding writes them straight.
+    pub decisions: Vec<Decision>,
     pub entries: Vec<DerivationEntry>,
     pub origins: Vec<EntryOrigin>,
     pub provenance: Vec<Provenance>,
-    pub decisions: Vec<Decision>,
 }
 
 impl DerivationRecord {
