@@ -134,6 +134,59 @@ fn one_changed_file_writes_depth_plus_one_trees_and_one_blob() {
 }
 
 #[test]
+fn re_ingests_taking_unchanged_directories_from_the_stat_cache_give_a_fresh_stores_trees() {
+    let env = TestEnv::new();
+    let src = env.project.join("src");
+    for (path, text) in [
+        ("a/b/c/f1.md", "1"),
+        ("a/b/g.md", "g"),
+        ("a/x/h.md", "h"),
+        ("top.md", "t"),
+        ("d/e/i.md", "i"),
+        ("d/e/j.md", "j"),
+        ("d/k.md", "k"),
+    ] {
+        env.write(&format!("src/{path}"), text);
+    }
+    // Files changed in the last two seconds are never cached: let these age.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let root = |store: &std::path::Path| {
+        let out = env.run(&[
+            "--store",
+            store.to_str().unwrap(),
+            "--json",
+            "ingest",
+            "docs/t/",
+            src.to_str().unwrap(),
+        ]);
+        out.ok().json()["tip"]["root"].as_str().unwrap().to_string()
+    };
+    root(&env.store);
+    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let steps: [Step; 7] = [
+        ("a file edited deep down", Box::new(|| drop(env.write("src/a/b/c/f1.md", "1, edited")))),
+        ("a file added", Box::new(|| drop(env.write("src/a/b/c/new.md", "new")))),
+        ("a file removed", Box::new(|| fs::remove_file(src.join("d/e/j.md")).unwrap())),
+        ("a directory removed", Box::new(|| fs::remove_dir_all(src.join("a/x")).unwrap())),
+        ("a file moved", Box::new(|| fs::rename(src.join("top.md"), src.join("d/e/top.md")).unwrap())),
+        (
+            "a file where a directory was",
+            Box::new(|| {
+                fs::remove_dir_all(src.join("d/e")).unwrap();
+                env.write("src/d/e", "now a file");
+            }),
+        ),
+        ("nothing", Box::new(|| {})),
+    ];
+    for (i, (what, change)) in steps.iter().enumerate() {
+        change();
+        let cached = root(&env.store);
+        let fresh = root(&env.root.join(format!("fresh{i}")));
+        assert_eq!(cached, fresh, "after {what}");
+    }
+}
+
+#[test]
 fn identical_content_creates_no_generation() {
     let env = TestEnv::new();
     let src = fixed_tree(&env);

@@ -34,6 +34,13 @@ impl Dir {
         dir.entries.insert(name, Slot::Blob(id));
     }
 
+    /// Places the stored tree `id` at `path` (a directory known unchanged), unloaded.
+    pub fn insert_tree(&mut self, path: &StorePath, id: Id) {
+        let (parent, name) = split(path);
+        let dir = self.descend_fresh(&parent);
+        dir.entries.insert(name, Slot::Tree(id));
+    }
+
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -135,7 +142,13 @@ impl<'s> TreeEditor<'s> {
 
     /// Writes every changed directory bottom-up and returns the new root tree id.
     pub fn write(self, writer: &Writer) -> Result<Id> {
-        match self.root.store(writer)? {
+        self.write_recording(writer, &mut |_, _| {})
+    }
+
+    /// [`write`](Self::write), handing each directory written to `record` as (path from the
+    /// root, tree id).
+    pub fn write_recording(self, writer: &Writer, record: &mut dyn FnMut(&str, Id)) -> Result<Id> {
+        match self.root.store_recording(writer, record)? {
             Some(id) => Ok(id),
             None => writer.put_tree(&Tree::default()),
         }
@@ -185,14 +198,20 @@ impl Dir {
     /// the leaves, each level in parallel, so a crash never leaves a tree whose child is
     /// missing.
     pub fn store(self, writer: &Writer) -> Result<Option<Id>> {
+        self.store_recording(writer, &mut |_, _| {})
+    }
+
+    /// [`store`](Self::store), handing each directory written to `record` as (path, tree id).
+    fn store_recording(self, writer: &Writer, record: &mut dyn FnMut(&str, Id)) -> Result<Option<Id>> {
         let mut levels: BTreeMap<usize, Vec<(Tree, Id, Vec<u8>)>> = BTreeMap::new();
         let mut height: std::collections::HashMap<Id, usize> = Default::default();
-        let root = self.build(&mut |t| {
+        let root = self.build_at("", &mut |path, t| {
             let bytes = t.encode();
             let id = canonical::object_id("tree", &bytes);
             let h = 1 + t.entries().iter().filter_map(|e| height.get(&e.id)).max().copied().unwrap_or(0);
             height.insert(id, h);
             levels.entry(h).or_default().push((t.clone(), id, bytes));
+            record(path, id);
             Ok(id)
         })?;
         for level in levels.values() {
@@ -205,21 +224,29 @@ impl Dir {
     /// memory) and returns the directory's tree id; `None` when empty (empty directories are
     /// not stored).
     pub fn build(self, sink: &mut dyn FnMut(&Tree) -> Result<Id>) -> Result<Option<Id>> {
+        self.build_at("", &mut |_, t| sink(t))
+    }
+
+    /// [`build`](Self::build), giving `sink` each directory's path too.
+    fn build_at(self, path: &str, sink: &mut dyn FnMut(&str, &Tree) -> Result<Id>) -> Result<Option<Id>> {
         let mut entries = BTreeMap::new();
         for (name, slot) in self.entries {
             let (kind, id) = match slot {
                 Slot::Blob(id) => (EntryKind::Blob, id),
                 Slot::Tree(id) => (EntryKind::Tree, id),
-                Slot::Dir(d) => match d.build(sink)? {
-                    Some(id) => (EntryKind::Tree, id),
-                    None => continue,
-                },
+                Slot::Dir(d) => {
+                    let sub = if path.is_empty() { name.to_string() } else { format!("{path}/{name}") };
+                    match d.build_at(&sub, sink)? {
+                        Some(id) => (EntryKind::Tree, id),
+                        None => continue,
+                    }
+                }
             };
             entries.insert(name, (kind, id));
         }
         if entries.is_empty() {
             return Ok(None);
         }
-        sink(&Tree::from_names(entries)).map(Some)
+        sink(path, &Tree::from_names(entries)).map(Some)
     }
 }

@@ -86,6 +86,9 @@ struct Stored {
     files: usize,
     dir: Option<(Dir, bool)>,
     stat_cache: Option<StatCache>,
+    /// The directories taken unchanged from the stat cache (with every cached one below
+    /// them), by path relative to DEST.
+    kept_dirs: Vec<(String, Id)>,
 }
 
 impl Writer<'_> {
@@ -96,16 +99,35 @@ impl Writer<'_> {
         let parent = store.latest(kind)?;
         let old_root = parent.as_ref().map(|g| g.generation.root);
         let mut editor = TreeEditor::new(store, old_root.as_ref())?;
-        let stored = self.store_blobs(req.dest, req.layout, &mut editor, progress)?;
+        // Only a directory that replaces DEST whole is DEST's tree, whose directories the stat
+        // cache can keep.
+        let whole = req.label.is_none() && !req.merge;
+        let mut stored = self.store_blobs(req.dest, req.layout, whole, &mut editor, progress)?;
         let (new_root, tags, tagged) = match (stored.dir, req.label) {
             (Some((dir, _)), Some(label)) => self.tag_version(req.dest, dir, label, editor, old_root)?,
             (Some((dir, replaces)), None) => {
                 if replaces && !req.merge {
                     editor.put_dir(&req.dest.path, dir)?;
+                    let mut built = std::mem::take(&mut stored.kept_dirs);
+                    let under = req.dest.path.as_str();
+                    let root = editor.write_recording(self, &mut |path, id| {
+                        let rel = match path.strip_prefix(under) {
+                            Some(rest) if under.is_empty() => Some(rest),
+                            Some(rest) => rest.strip_prefix('/').or(rest.is_empty().then_some("")),
+                            None => None,
+                        };
+                        if let Some(rel) = rel {
+                            built.push((rel.to_string(), id));
+                        }
+                    })?;
+                    if let Some(cache) = stored.stat_cache.as_mut() {
+                        cache.record_dirs(built);
+                    }
+                    (root, Vec::new(), None)
                 } else {
                     editor.merge_dir(&req.dest.path, dir)?;
+                    (editor.write(self)?, Vec::new(), None)
                 }
-                (editor.write(self)?, Vec::new(), None)
             }
             (None, _) => (editor.write(self)?, Vec::new(), None),
         };
@@ -147,6 +169,7 @@ impl Writer<'_> {
         &self,
         dest: &Locator,
         layout: Layout,
+        whole: bool,
         editor: &mut TreeEditor,
         progress: &dyn Progress,
     ) -> Result<Stored> {
@@ -154,22 +177,22 @@ impl Writer<'_> {
             Layout::Stdin => {
                 let id = self.put_blob_reader(&mut io::stdin().lock(), Path::new("<stdin>"))?;
                 editor.put_blob(&dest.path, id)?;
-                return Ok(Stored { files: 1, dir: None, stat_cache: None });
+                return Ok(Stored { files: 1, dir: None, stat_cache: None, kept_dirs: Vec::new() });
             }
             Layout::File(path) => {
                 let len = std::fs::metadata(&path).map_err(Error::io("stat", &path))?.len();
                 let id = self.put_blob_file(&path, len)?;
                 editor.put_blob(&dest.path, id)?;
-                return Ok(Stored { files: 1, dir: None, stat_cache: None });
+                return Ok(Stored { files: 1, dir: None, stat_cache: None, kept_dirs: Vec::new() });
             }
             Layout::Tree { files, replaces } => (files, replaces),
         };
         let bar = progress.start("hashing", files.len() as u64);
         let cache = self.store.stat_cache(&dest.place());
-        let ids: Vec<Id> = files
+        let ids: Vec<(Id, bool)> = files
             .par_iter()
-            .map(|(_, abs)| {
-                let id = self.put_source_file(abs, &cache)?;
+            .map(|(rel, abs)| {
+                let id = self.put_source_file(abs, rel.as_str(), &cache)?;
                 bar.advance(1);
                 Ok(id)
             })
@@ -177,31 +200,49 @@ impl Writer<'_> {
         drop(bar);
         self.start_sync();
         crate::fault::point("ingest.blobs");
+        let kept = match whole && tree {
+            true => {
+                let listed: Vec<(&str, &Path)> =
+                    files.iter().map(|(r, a)| (r.as_str(), a.as_path())).collect();
+                cache.unchanged_dirs(&listed, &ids.iter().map(|(_, hit)| *hit).collect::<Vec<_>>())
+            }
+            false => Default::default(),
+        };
         let mut dir = Dir::default();
-        for ((rel, _), id) in files.iter().zip(ids) {
-            dir.insert_blob(rel, id);
+        let mut placed = std::collections::HashSet::new();
+        for ((rel, _), (id, _)) in files.iter().zip(ids) {
+            // The topmost unchanged directory above the file stands for it, unloaded.
+            match rel.ancestors().find(|a| kept.contains_key(*a)) {
+                Some(d) if placed.insert(d) => {
+                    dir.insert_tree(&StorePath::new(d).expect("a prefix of a valid path"), kept[d]);
+                }
+                Some(_) => {}
+                None => dir.insert_blob(rel, id),
+            }
         }
-        Ok(Stored { files: files.len(), dir: Some((dir, tree)), stat_cache: Some(cache) })
+        let kept_dirs = kept.into_iter().collect();
+        Ok(Stored { files: files.len(), dir: Some((dir, tree)), stat_cache: Some(cache), kept_dirs })
     }
 
     /// Stores one source file, trusting the stat cache for a file it knows unchanged; a file
     /// the cache does not know is opened at once, so its `fstat` needs no path lookup.
-    fn put_source_file(&self, abs: &Path, cache: &StatCache) -> Result<Id> {
-        let (meta, id) = if cache.knows(abs) {
+    /// Returns the blob and whether the cache knew it unchanged.
+    fn put_source_file(&self, abs: &Path, rel: &str, cache: &StatCache) -> Result<(Id, bool)> {
+        let (meta, id, hit) = if cache.knows(abs) {
             let meta = std::fs::metadata(abs).map_err(Error::io("stat", abs))?;
-            let id = match cache.lookup(abs, &meta) {
-                Some(id) => id,
-                None => self.put_blob_file(abs, meta.len())?,
+            let (id, hit) = match cache.lookup(abs, &meta) {
+                Some(id) => (id, true),
+                None => (self.put_blob_file(abs, meta.len())?, false),
             };
-            (meta, id)
+            (meta, id, hit)
         } else {
             let file = std::fs::File::open(abs).map_err(Error::io("open", abs))?;
             let meta = file.metadata().map_err(Error::io("stat", abs))?;
             let id = self.put_blob_open(file, abs, meta.len())?;
-            (meta, id)
+            (meta, id, false)
         };
-        cache.record(abs, &meta, id);
-        Ok(id)
+        cache.record(abs, rel, &meta, id);
+        Ok((id, hit))
     }
 
     /// Places `dir` as version `label` of a library at DEST: as the tip when it is the highest

@@ -147,6 +147,9 @@ fn special_kind(t: &fs::FileType) -> &'static str {
     }
 }
 
+/// Walks a source directory on all cores (honouring `.gitignore`, `.ignore` and
+/// `.memorixignore`, skipping `.git/`); files come back sorted by path, and of several bad
+/// entries the first by path is reported, so the outcome does not depend on thread timing.
 fn scan_dir(root: &Path) -> Result<Vec<SourceFile>> {
     let canonical_root = fs::canonicalize(root).map_err(Error::io("resolve", root))?;
     let walker = ignore::WalkBuilder::new(root)
@@ -160,31 +163,49 @@ fn scan_dir(root: &Path) -> Result<Vec<SourceFile>> {
         .add_custom_ignore_filename(".memorixignore")
         .follow_links(true)
         .filter_entry(|e| e.file_name() != ".git")
-        .build();
-    let mut files = Vec::new();
-    for entry in walker {
-        let entry = entry.map_err(|e| walk_error(root, e))?;
-        if entry.depth() == 0 {
-            continue;
-        }
-        let path = entry.path();
-        if entry.path_is_symlink() {
-            let target = fs::canonicalize(path).map_err(Error::io("resolve the symlink", path))?;
-            if !target.starts_with(&canonical_root) {
-                return Err(Error::EscapingSymlink { path: path.to_path_buf(), target });
-            }
-        }
-        let Some(file_type) = entry.file_type() else { continue };
-        if file_type.is_dir() {
-            continue;
-        }
-        if !file_type.is_file() {
-            return Err(Error::SpecialFile { path: path.to_path_buf(), what: special_kind(&file_type) });
-        }
-        let rel = path.strip_prefix(root).expect("the walker stays under its root");
-        files.push(SourceFile { rel: store_path(path, rel)?, abs: path.to_path_buf() });
+        .build_parallel();
+    let found = std::sync::Mutex::new(Vec::new());
+    walker.run(|| {
+        Box::new(|entry| {
+            let (path, outcome) = match entry {
+                Ok(entry) => (entry.path().to_path_buf(), source_file(root, &canonical_root, &entry)),
+                Err(e) => (root.to_path_buf(), Err(walk_error(root, e))),
+            };
+            found.lock().expect("not poisoned").push((path, outcome));
+            ignore::WalkState::Continue
+        })
+    });
+    let mut found = found.into_inner().expect("not poisoned");
+    // Errors of the walk itself carry the root: their text orders them.
+    let text = |o: &Result<Option<SourceFile>>| o.as_ref().err().map(ToString::to_string);
+    found.sort_unstable_by(|(p, a), (q, b)| {
+        use std::os::unix::ffi::OsStrExt;
+        p.as_os_str().as_bytes().cmp(q.as_os_str().as_bytes()).then_with(|| text(a).cmp(&text(b)))
+    });
+    found.into_iter().filter_map(|(_, outcome)| outcome.transpose()).collect()
+}
+
+/// The source file an entry of the walk is, if it is one (directories are not).
+fn source_file(root: &Path, canonical_root: &Path, entry: &ignore::DirEntry) -> Result<Option<SourceFile>> {
+    if entry.depth() == 0 {
+        return Ok(None);
     }
-    Ok(files)
+    let path = entry.path();
+    if entry.path_is_symlink() {
+        let target = fs::canonicalize(path).map_err(Error::io("resolve the symlink", path))?;
+        if !target.starts_with(canonical_root) {
+            return Err(Error::EscapingSymlink { path: path.to_path_buf(), target });
+        }
+    }
+    let Some(file_type) = entry.file_type() else { return Ok(None) };
+    if file_type.is_dir() {
+        return Ok(None);
+    }
+    if !file_type.is_file() {
+        return Err(Error::SpecialFile { path: path.to_path_buf(), what: special_kind(&file_type) });
+    }
+    let rel = path.strip_prefix(root).expect("the walker stays under its root");
+    Ok(Some(SourceFile { rel: store_path(path, rel)?, abs: path.to_path_buf() }))
 }
 
 /// Converts a relative file-system path into a store path, refusing names a locator cannot
