@@ -150,6 +150,8 @@ impl StatCache {
             return Ok(());
         }
         fsutil::create_dir(self.path.parent().expect("index/statcache"))?;
+        // The JSON cache of memorix 0.1's earlier stores, replaced by this one.
+        let _ = std::fs::remove_file(self.path.with_extension("json"));
         Ok(fsutil::write_atomic(&writer.store.tmp_dir(), &self.path, &encode(&new, &dirs))?)
     }
 }
