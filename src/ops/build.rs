@@ -255,10 +255,14 @@ pub fn build(
     writer.record_project(&project.roots(&resolution.lock)?)?;
     writer.sync()?;
     crate::fault::point("build.synced");
+    // What activation places; the plans, whose files it copies, are let go before it.
+    let delivery =
+        Delivery::from_plan(&store, env_id, &resolution.environment, &resolution.derivations, m, 0);
+    drop(resolution);
     let mut profile = Profile::load(&project.state_dir)?;
     let record;
     (outcome.activated, outcome.harness, record) =
-        activate(&store, &project, &mut profile, &resolution, env_id, progress)?;
+        activate(&store, &project, &mut profile, delivery, env_id, progress)?;
     if outcome.artifact_failures.is_empty() {
         write_stamp(&project, &stamp, env_id, record, profile.current)?;
     }
@@ -375,7 +379,7 @@ fn activate(
     store: &Store,
     project: &Project,
     profile: &mut Profile,
-    resolution: &Resolution,
+    mut delivery: Delivery,
     env_id: Id,
     progress: &dyn Progress,
 ) -> Result<(Option<Activated>, Synced, Option<ActivationRecord>)> {
@@ -388,9 +392,6 @@ fn activate(
     let recorded = ActivationRecord::load(&project.state_dir);
     let intact = recorded.as_ref().is_some_and(|r| r.holds(store, &memory));
     let same = current.as_ref().is_some_and(|b| b.environment == env_id) && shown == Some(env_id) && intact;
-    let delivery = |generation| {
-        Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, generation)
-    };
     let agents = Some(spec.clone().unwrap_or_else(AgentsSpec::none));
     if same {
         // Only the harness files may have moved (edited, or `[agents]` changed).
@@ -400,7 +401,8 @@ fn activate(
         }
         let b = current.expect("the same environment is bound");
         let restored = record.is_some_and(|r| r.spec == spec);
-        let plan = harness_plan(store, project, &delivery(b.generation), spec.as_ref())?;
+        delivery.generation = b.generation;
+        let plan = harness_plan(store, project, &delivery, spec.as_ref())?;
         let synced = Synced { restored, ..apply_harness(project, plan, spec.as_ref(), env_id)? };
         record_agents(profile, b.generation, agents);
         profile.save(&project.state_dir)?;
@@ -412,14 +414,9 @@ fn activate(
         _ => profile.bind(env_id, "build", now_rfc3339()),
     };
     record_agents(profile, generation, agents);
-    let (placed, synced, record) = activate_with_reuse(
-        store,
-        project,
-        &delivery(generation),
-        (recorded.as_ref(), shown),
-        spec.as_ref(),
-        progress,
-    )?;
+    delivery.generation = generation;
+    let (placed, synced, record) =
+        activate_with_reuse(store, project, &delivery, (recorded.as_ref(), shown), spec.as_ref(), progress)?;
     profile.save(&project.state_dir)?;
     crate::fault::point("profile.saved");
     let activated = Activated {

@@ -19,14 +19,26 @@ pub(super) fn object_dir(store: &Store, what: &str, id: &Id) -> PathBuf {
 
 impl Writer<'_> {
     /// Stores `<what>/<aa>/<hex>/<record_name>` (read-only) unless it exists. True when new.
+    /// The directory is staged in `tmp/` with its record and renamed into place, so a crash
+    /// never leaves an object directory without its record.
     pub(super) fn put_record(&self, what: &str, id: &Id, record_name: &str, record: &[u8]) -> Result<bool> {
         let dest = object_dir(self.store, what, id);
         if dest.join(record_name).exists() {
             return Ok(false);
         }
         self.mark_dirty();
-        fsutil::create_dir(&dest)?;
-        fsutil::write_atomic_mode(&self.store.tmp_dir(), &dest.join(record_name), record, 0o444)?;
+        let tmp = self.store.tmp_dir();
+        let staged = tmp.join(format!("{what}-{}", id.hex()));
+        checkout::remove_readonly_tree(&staged)?;
+        fs::create_dir(&staged).map_err(Error::io("create directory", &staged))?;
+        fsutil::write_atomic_mode(&tmp, &staged.join(record_name), record, 0o444)?;
+        fsutil::create_dir(dest.parent().expect("a shard directory"))?;
+        // An empty directory left by an older memorix is replaced by the rename; one that
+        // holds something (artifacts) gets the record written into it.
+        if fs::rename(&staged, &dest).is_err() {
+            fsutil::write_atomic_mode(&tmp, &dest.join(record_name), record, 0o444)?;
+            checkout::remove_readonly_tree(&staged)?;
+        }
         Ok(true)
     }
 
