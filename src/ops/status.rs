@@ -145,7 +145,7 @@ fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Resul
     })
 }
 
-/// The agent harness files `memorix build` would write or remove/// The agent harness files `memorix build` would write or remove, and why; a user's file in
+/// The agent harness files `memorix build` would write or remove, and why; a user's file in
 /// the way or damaged block markers are reported the same way.
 fn harness_drift<'d>(
     store: &Store,

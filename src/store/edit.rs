@@ -147,7 +147,7 @@ impl<'s> TreeEditor<'s> {
 
     /// [`write`](Self::write), handing each directory written to `record` as (path from the
     /// root, tree id).
-    pub fn write_recording(self, writer: &Writer, record: &mut dyn FnMut(&str, Id)) -> Result<Id> {
+    pub fn write_recording(self, writer: &Writer, record: &mut dyn FnMut(&StorePath, Id)) -> Result<Id> {
         match self.root.store_recording(writer, record)? {
             Some(id) => Ok(id),
             None => writer.put_tree(&Tree::default()),
@@ -202,10 +202,10 @@ impl Dir {
     }
 
     /// [`store`](Self::store), handing each directory written to `record` as (path, tree id).
-    fn store_recording(self, writer: &Writer, record: &mut dyn FnMut(&str, Id)) -> Result<Option<Id>> {
+    fn store_recording(self, writer: &Writer, record: &mut dyn FnMut(&StorePath, Id)) -> Result<Option<Id>> {
         let mut levels: BTreeMap<usize, Vec<(Tree, Id, Vec<u8>)>> = BTreeMap::new();
         let mut height: std::collections::HashMap<Id, usize> = Default::default();
-        let root = self.build_at("", &mut |path, t| {
+        let root = self.build_at(&StorePath::root(), &mut |path, t| {
             let bytes = t.encode();
             let id = canonical::object_id("tree", &bytes);
             let h = 1 + t.entries().iter().filter_map(|e| height.get(&e.id)).max().copied().unwrap_or(0);
@@ -224,23 +224,24 @@ impl Dir {
     /// memory) and returns the directory's tree id; `None` when empty (empty directories are
     /// not stored).
     pub fn build(self, sink: &mut dyn FnMut(&Tree) -> Result<Id>) -> Result<Option<Id>> {
-        self.build_at("", &mut |_, t| sink(t))
+        self.build_at(&StorePath::root(), &mut |_, t| sink(t))
     }
 
     /// [`build`](Self::build), giving `sink` each directory's path too.
-    fn build_at(self, path: &str, sink: &mut dyn FnMut(&str, &Tree) -> Result<Id>) -> Result<Option<Id>> {
+    fn build_at(
+        self,
+        path: &StorePath,
+        sink: &mut dyn FnMut(&StorePath, &Tree) -> Result<Id>,
+    ) -> Result<Option<Id>> {
         let mut entries = BTreeMap::new();
         for (name, slot) in self.entries {
             let (kind, id) = match slot {
                 Slot::Blob(id) => (EntryKind::Blob, id),
                 Slot::Tree(id) => (EntryKind::Tree, id),
-                Slot::Dir(d) => {
-                    let sub = if path.is_empty() { name.to_string() } else { format!("{path}/{name}") };
-                    match d.build_at(&sub, sink)? {
-                        Some(id) => (EntryKind::Tree, id),
-                        None => continue,
-                    }
-                }
+                Slot::Dir(d) => match d.build_at(&path.join(&name), sink)? {
+                    Some(id) => (EntryKind::Tree, id),
+                    None => continue,
+                },
             };
             entries.insert(name, (kind, id));
         }

@@ -109,15 +109,9 @@ impl Writer<'_> {
                 if replaces && !req.merge {
                     editor.put_dir(&req.dest.path, dir)?;
                     let mut built = std::mem::take(&mut stored.kept_dirs);
-                    let under = req.dest.path.as_str();
                     let root = editor.write_recording(self, &mut |path, id| {
-                        let rel = match path.strip_prefix(under) {
-                            Some(rest) if under.is_empty() => Some(rest),
-                            Some(rest) => rest.strip_prefix('/').or(rest.is_empty().then_some("")),
-                            None => None,
-                        };
-                        if let Some(rel) = rel {
-                            built.push((rel.to_string(), id));
+                        if let Some(rel) = path.strip_prefix(&req.dest.path) {
+                            built.push((rel.as_str().to_string(), id));
                         }
                     })?;
                     if let Some(cache) = stored.stat_cache.as_mut() {
@@ -200,13 +194,11 @@ impl Writer<'_> {
         drop(bar);
         self.start_sync();
         crate::fault::point("ingest.blobs");
-        let kept = match whole && tree {
-            true => {
-                let listed: Vec<(&str, &Path)> =
-                    files.iter().map(|(r, a)| (r.as_str(), a.as_path())).collect();
-                cache.unchanged_dirs(&listed, &ids.iter().map(|(_, hit)| *hit).collect::<Vec<_>>())
-            }
-            false => Default::default(),
+        let kept = if whole && tree {
+            let listed: Vec<(&str, &Path)> = files.iter().map(|(r, a)| (r.as_str(), a.as_path())).collect();
+            cache.unchanged_dirs(&listed, &ids.iter().map(|(_, hit)| *hit).collect::<Vec<_>>())
+        } else {
+            Default::default()
         };
         let mut dir = Dir::default();
         let mut placed = std::collections::HashSet::new();

@@ -28,16 +28,18 @@ impl Writer<'_> {
         }
         self.mark_dirty();
         let tmp = self.store.tmp_dir();
-        let staged = tmp.join(format!("{what}-{}", id.hex()));
-        checkout::remove_readonly_tree(&staged)?;
-        fs::create_dir(&staged).map_err(Error::io("create directory", &staged))?;
+        let staged = self.staging_dir(&format!("{what}-{}", id.hex()))?;
         fsutil::write_atomic_mode(&tmp, &staged.join(record_name), record, 0o444)?;
         fsutil::create_dir(dest.parent().expect("a shard directory"))?;
         // An empty directory left by an older memorix is replaced by the rename; one that
         // holds something (artifacts) gets the record written into it.
-        if fs::rename(&staged, &dest).is_err() {
-            fsutil::write_atomic_mode(&tmp, &dest.join(record_name), record, 0o444)?;
-            checkout::remove_readonly_tree(&staged)?;
+        match fs::rename(&staged, &dest) {
+            Ok(()) => {}
+            Err(_) if dest.is_dir() => {
+                fsutil::write_atomic_mode(&tmp, &dest.join(record_name), record, 0o444)?;
+                checkout::remove_readonly_tree(&staged)?;
+            }
+            Err(e) => return Err(Error::io("move into place", &dest)(e)),
         }
         Ok(true)
     }
@@ -51,14 +53,21 @@ impl Writer<'_> {
         }
         self.mark_dirty();
         let name = dir.file_name().expect("an object directory has a name").to_string_lossy();
-        let staged = self.store.tmp_dir().join(format!("tree-{name}"));
-        checkout::remove_readonly_tree(&staged)?;
-        fs::create_dir(&staged).map_err(Error::io("create directory", &staged))?;
+        let staged = self.staging_dir(&format!("tree-{name}"))?;
         checkout::link_tree(self.store, &staged, files)?;
         match fs::rename(&staged, &dest) {
             Ok(()) => Ok(dest),
             Err(_) if dest.is_dir() => checkout::remove_readonly_tree(&staged).map(|()| dest),
             Err(e) => Err(Error::io("move into place", &dest)(e)),
         }
+    }
+
+    /// A new, empty `tmp/<name>/` to fill and rename into place (any leftover of an
+    /// interrupted one removed).
+    fn staging_dir(&self, name: &str) -> Result<PathBuf> {
+        let staged = self.store.tmp_dir().join(name);
+        checkout::remove_readonly_tree(&staged)?;
+        fs::create_dir(&staged).map_err(Error::io("create directory", &staged))?;
+        Ok(staged)
     }
 }

@@ -193,32 +193,71 @@ fn encode(files: &HashMap<String, Entry>, dirs: &HashMap<String, Id>) -> Vec<u8>
 
 /// Reads [`encode`]'s bytes; `None` for anything else.
 fn decode(bytes: &[u8]) -> Option<(HashMap<String, Entry>, HashMap<String, Id>)> {
-    let mut r = bytes.strip_prefix(HEADER)?;
-    let mut take = |n: usize| -> Option<&[u8]> {
-        let (head, rest) = (r.get(..n)?, r.get(n..)?);
-        r = rest;
-        Some(head)
-    };
+    let mut r = Reader(bytes.strip_prefix(HEADER)?);
     let mut files = HashMap::new();
+    for _ in 0..r.u64()? {
+        let (abs, rel) = (r.text()?, r.text()?);
+        let (size, mtime_ns, ctime_ns, ino) = (r.u64()?, r.i64()?, r.i64()?, r.u64()?);
+        files.insert(abs, Entry { rel, size, mtime_ns, ctime_ns, ino, blob: r.id()? });
+    }
     let mut dirs = HashMap::new();
-    let n = u64::from_le_bytes(take(8)?.try_into().ok()?);
-    for _ in 0..n {
-        let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
-        let abs = String::from_utf8(take(len)?.to_vec()).ok()?;
-        let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
-        let rel = String::from_utf8(take(len)?.to_vec()).ok()?;
-        let size = u64::from_le_bytes(take(8)?.try_into().ok()?);
-        let mtime_ns = i64::from_le_bytes(take(8)?.try_into().ok()?);
-        let ctime_ns = i64::from_le_bytes(take(8)?.try_into().ok()?);
-        let ino = u64::from_le_bytes(take(8)?.try_into().ok()?);
-        let blob = Id::from_bytes(take(32)?.try_into().ok()?);
-        files.insert(abs, Entry { rel, size, mtime_ns, ctime_ns, ino, blob });
+    for _ in 0..r.u64()? {
+        dirs.insert(r.text()?, r.id()?);
     }
-    let n = u64::from_le_bytes(take(8)?.try_into().ok()?);
-    for _ in 0..n {
-        let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
-        let rel = String::from_utf8(take(len)?.to_vec()).ok()?;
-        dirs.insert(rel, Id::from_bytes(take(32)?.try_into().ok()?));
+    r.0.is_empty().then_some((files, dirs))
+}
+
+/// The unread rest of a cache file.
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let (head, rest) = self.0.split_first_chunk::<N>()?;
+        self.0 = rest;
+        Some(*head)
     }
-    r.is_empty().then_some((files, dirs))
+
+    fn u64(&mut self) -> Option<u64> {
+        self.take().map(u64::from_le_bytes)
+    }
+
+    fn i64(&mut self) -> Option<i64> {
+        self.take().map(i64::from_le_bytes)
+    }
+
+    fn id(&mut self) -> Option<Id> {
+        self.take().map(Id::from_bytes)
+    }
+
+    fn text(&mut self) -> Option<String> {
+        let len = u32::from_le_bytes(self.take()?) as usize;
+        let text = self.0.get(..len)?;
+        self.0 = &self.0[len..];
+        String::from_utf8(text.to_vec()).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_binary_cache_reads_back_what_was_written_and_nothing_else() {
+        let entry = Entry {
+            rel: "a/é.md".into(),
+            size: 7,
+            mtime_ns: -1,
+            ctime_ns: 1 << 62,
+            ino: 42,
+            blob: Id::of_bytes(b"x"),
+        };
+        let files = HashMap::from([("/src/a/é.md".to_string(), entry)]);
+        let dirs =
+            HashMap::from([("a".to_string(), Id::of_bytes(b"tree")), (String::new(), Id::of_bytes(b"root"))]);
+        let bytes = encode(&files, &dirs);
+        assert_eq!(decode(&bytes), Some((files, dirs)));
+        assert_eq!(decode(&bytes[..bytes.len() - 1]), None, "truncated");
+        assert_eq!(decode(&[bytes.as_slice(), b"x"].concat()), None, "trailing bytes");
+        assert_eq!(decode(br#"{"/src/a.md":{}}"#), None, "the JSON cache of before");
+    }
 }

@@ -56,7 +56,8 @@ pub fn summary(store: &Store, id: &Id, plan: &DerivationPlan) -> Result<(String,
     for (path, origin) in &plan.files {
         if let Some((text, range)) = base.as_ref().and_then(|(t, at)| Some((t, at.get(path)?.clone()))) {
             let section = &text[range];
-            if let Some(title) = section[format!("- `{path}`").len()..].strip_prefix(": ") {
+            // After `` - `path` `` (checked by `base_sections`).
+            if let Some(title) = section["- ``".len() + path.as_str().len()..].strip_prefix(": ") {
                 titles.insert(path.to_string(), title.split('\n').next().unwrap_or_default().to_string());
             }
             s += section;
@@ -96,8 +97,8 @@ fn base_sections<'p>(
     let had = delta.paths.iter().filter(|(_, had)| **had).map(|(p, _)| (p, false));
     let mut paths: Vec<(&StorePath, bool)> = untouched.chain(had).collect();
     paths.sort();
-    let head = header(&delta.base, paths.len()).len();
-    text.get(..head).filter(|h| *h == header(&delta.base, paths.len()))?;
+    let head = header(&delta.base, paths.len());
+    let head = text.starts_with(&head).then_some(head.len())?;
     let mut starts = Vec::with_capacity(paths.len() + 1);
     let mut at = head;
     for line in text[head..].split_inclusive('\n') {
