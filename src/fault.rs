@@ -7,6 +7,7 @@ pub const POINTS: &[&str] = &[
     "fetch.staged",
     "fetch.recorded",
     "ingest.blobs",
+    "pack.staged",
     "ingest.trees",
     "publish.staged",
     "latest.spare-dirty",

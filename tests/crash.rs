@@ -101,6 +101,8 @@ fn every_crash_point_leaves_a_recoverable_state() {
         match *p {
             // Reached only by a fetch: `a_crash_inside_a_fetch_leaves_no_partial_version`.
             "fetch.staged" | "fetch.recorded" => {}
+            // Reached only by a write of many trees: `a_crash_while_packing_trees_loses_nothing`.
+            "pack.staged" => {}
             "lock.write" | "build.derivations" | "build.environment" | "build.synced" => {
                 cases.push((p, &build, V2))
             }
@@ -193,4 +195,70 @@ fn a_crash_inside_a_fetch_leaves_no_partial_version() {
     }
     println!("fetch crash points: {injected} injected, {} lost", lost.len());
     assert!(lost.is_empty(), "{lost:#?}");
+}
+
+/// Killed while the trees of a big ingest are being packed (the pack staged, or in place with
+/// no generation naming it yet), the Store is clean for `verify`, `gc` collects the unnamed
+/// pack, and the ingest run again lands whole in one pack.
+#[test]
+fn a_crash_while_packing_trees_loses_nothing() {
+    for point in ["pack.staged", "ingest.trees"] {
+        let env = project();
+        for d in 0..80 {
+            env.write(&format!("r/d{d:02}/n.md"), &format!("# {d}\n"));
+        }
+        let crashed =
+            env.run_cmd(env.command().args(["ingest", "rules/team/", "r"]).env("MEMORIX_CRASH_AT", point));
+        assert_eq!(crashed.code, -6, "{point} not reached: {}", crashed.stderr);
+        store_is_recoverable(&env).unwrap_or_else(|e| panic!("{point}: {e}"));
+        let packs = |env: &TestEnv| fs::read_dir(env.store.join("packs")).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(packs(&env), usize::from(point == "ingest.trees"), "{point}");
+        // A pack no generation names is garbage.
+        assert_eq!(env.run(&["gc"]).code, 0);
+        assert_eq!(packs(&env), 0, "{point}: the unnamed pack is collected");
+        let again = env.run(&["ingest", "rules/team/", "r"]);
+        assert_eq!(again.code, 0, "{point}: {}", again.stderr);
+        assert_eq!(env.run(&["cat", "rules/team/d79/n.md"]).stdout, "# 79\n");
+        assert_eq!(env.run(&["gc"]).code, 0);
+        assert_eq!(packs(&env), 1, "{point}: one pack after gc");
+        let verify = env.run(&["--json", "verify"]).json();
+        assert_eq!(verify["problems"], serde_json::json!([]), "{point}");
+        assert_eq!(verify["checked"]["trees"], 2 + 82, "{point}: the packed trees are checked");
+    }
+}
+
+/// A pack left by a crashed ingest whose trees a later ingest partly reuses: `gc` removes the
+/// trees nothing reaches by writing the others into a new pack before the old one goes.
+#[test]
+fn gc_repacks_a_pack_that_is_partly_reachable() {
+    let env = project();
+    for d in 0..80 {
+        env.write(&format!("r/d{d:02}/n.md"), &format!("# {d}\n"));
+    }
+    let crashed = env
+        .run_cmd(env.command().args(["ingest", "rules/team/", "r"]).env("MEMORIX_CRASH_AT", "ingest.trees"));
+    assert_eq!(crashed.code, -6);
+    env.write("r/d79/n.md", "# 79, again\n");
+    env.run(&["ingest", "rules/team/", "r"]).ok();
+    let packs = |env: &TestEnv| -> Vec<String> {
+        fs::read_dir(env.store.join("packs"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect()
+    };
+    let before = packs(&env);
+    let gc = env.run(&["--json", "gc"]).ok().json();
+    let dead: Vec<&str> = gc["unreachable"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+    let (packed, loose): (Vec<&str>, Vec<&str>) =
+        dead.iter().partition(|p| p.starts_with(&format!("packs/{}: tree ", before[0])));
+    assert_eq!(packed.len(), 3, "the old d79, team and root trees: {dead:?}");
+    assert_eq!(loose.len(), 1, "the old d79 blob: {dead:?}");
+    let after = packs(&env);
+    assert_eq!(after.len(), 1);
+    assert_ne!(after, before, "a new pack holds the kept trees");
+    let verify = env.run(&["--json", "verify"]).json();
+    assert_eq!(verify["problems"], serde_json::json!([]));
+    assert_eq!(verify["checked"]["trees"], 2 + 3 + 79);
+    assert_eq!(env.run(&["cat", "rules/team/d00/n.md"]).stdout, "# 0\n");
+    assert_eq!(env.run(&["--json", "gc"]).ok().json()["unreachable"], serde_json::json!([]));
 }

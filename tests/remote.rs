@@ -711,3 +711,37 @@ fn a_served_derivation_naming_one_path_twice_is_refused_clearly() {
     assert!(built.stderr.contains("name \"style.md\" twice"), "{}", built.stderr);
     assert!(!b.store.join(format!("derivations/{}/{id}", &id[..2])).exists());
 }
+
+/// Trees an ingest packed travel like loose ones: pushed as the remote's `trees/` files, and
+/// fetched from there into a store that has no pack.
+#[test]
+fn packed_trees_travel_through_a_file_remote() {
+    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let remote = a.root.join("remote");
+    let url = format!("file://{}", remote.display());
+    let dir = a.root.join("httpx-docs");
+    for d in 0..80 {
+        common::write_file(&dir.join(format!("s{d:02}/page.md")), format!("# Section {d}\n").as_bytes());
+    }
+    a.run(&["ingest", "docs/httpx/", dir.to_str().unwrap(), "--version", "0.28.1"]).ok();
+    assert_eq!(fs::read_dir(a.store.join("packs")).unwrap().count(), 1, "82 new trees make one pack");
+    let notes = a.root.join("notes.md");
+    for v in ["v1", "v2"] {
+        fs::write(&notes, format!("# Notes {v}\n")).unwrap();
+        a.run(&["ingest", "docs/notes/notes.md", notes.to_str().unwrap()]).ok();
+    }
+    write_project(&a, &url);
+    write_project(&b, &url);
+    a.run(&["build"]).ok();
+    a.run(&["push"]).ok();
+    let pushed = files(&remote).into_keys().filter(|k| k.starts_with("trees/")).count();
+    assert!(pushed > 80, "the packed trees are on the remote: {pushed}");
+    copy_lock(&a, &b);
+    b.run(&["build", "--locked"]).ok();
+    assert_b_matches_a(&a, &b, |args| b.run(args));
+    assert_eq!(fs::read_to_string(b.project.join(".memory/httpx/s79/page.md")).unwrap(), "# Section 79\n");
+    a.run(&["push", "--all"]).ok();
+    let on_remote = files(&remote).into_keys().filter(|k| k.starts_with("trees/")).count();
+    let stored = a.run(&["--json", "verify"]).ok().json()["checked"]["trees"].as_u64().unwrap();
+    assert_eq!(on_remote as u64, stored, "push --all uploads every tree, packed or loose");
+}

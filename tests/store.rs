@@ -677,3 +677,47 @@ fn the_first_ingest_leaves_the_spare_checkout_filled_after_it_answered() {
     assert_eq!(fs::read_to_string(style).unwrap(), "# Style\n\nUse ruff.\n");
     env.run(&["verify"]).ok();
 }
+
+/// A big ingest packs its trees into one file: nothing else changes for a reader (`ls`, `show`
+/// by an id prefix, `verify`), and a damaged pack is reported, naming the pack and the tree.
+#[test]
+fn trees_of_a_big_ingest_are_one_pack_that_verify_checks() {
+    let env = TestEnv::new();
+    for d in 0..70 {
+        env.write(&format!("big/d{d:02}/x.md"), &format!("# {d}\n"));
+    }
+    env.run(&["ingest", "docs/big/", env.project.join("big").to_str().unwrap()]).ok();
+    let packs: Vec<_> = fs::read_dir(env.store.join("packs")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(packs.len(), 1);
+    let loose: Vec<String> = common::listing(&env.store.join("trees"))
+        .into_iter()
+        .filter(|(_, v)| !v.contains(" dir "))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(loose, Vec::<String>::new(), "no loose tree files");
+    let tree = env.run(&["--json", "ls", "docs/big/"]).ok().json()["entries"][69]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = env.run(&["show", &tree[..19]]).ok().stdout;
+    assert!(shown.contains("x.md"), "{shown}");
+    let verified = env.run(&["--json", "verify"]).ok().json();
+    assert_eq!(verified["checked"]["trees"], 72);
+
+    // One flipped byte inside the first packed object.
+    let pack = &packs[0];
+    make_writable(pack);
+    let mut bytes = fs::read(pack).unwrap();
+    bytes[20] ^= 0x01;
+    fs::write(pack, &bytes).unwrap();
+    let out = env.run(&["--json", "verify"]).expect(1).json();
+    let problems: Vec<String> = out["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| format!("{}: {}", p["object"].as_str().unwrap(), p["message"].as_str().unwrap()))
+        .collect();
+    let name = pack.file_name().unwrap().to_str().unwrap();
+    assert!(problems.contains(&format!("packs/{name}: content does not match its name")), "{problems:?}");
+    assert!(problems.iter().any(|p| p.starts_with("tree sha256:")), "{problems:?}");
+}

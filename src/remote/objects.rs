@@ -14,6 +14,7 @@ use crate::store::Store;
 use crate::store::derivation::DerivationRecord;
 use crate::store::environment::EnvironmentRecord;
 use crate::store::generation::Generation;
+use crate::store::pack::Pack;
 use crate::store::tree::Tree;
 
 /// One content-addressed object. Variant order is upload order: what an object names is
@@ -201,6 +202,11 @@ pub fn store_contents(store: &Store) -> Result<(Vec<Object>, Vec<Id>)> {
                 out.insert(if sub == "blobs" { Object::Blob(id) } else { Object::Tree(id) });
             }
         }
+    }
+    for pack in store.pack_files()? {
+        let pack = Pack::open(&pack).map_err(crate::store::Error::io("read", &pack))?;
+        let objects = pack.objects().map_err(crate::store::Error::io("read", pack.path()))?;
+        out.extend(objects.into_iter().map(|(id, _)| Object::Tree(id)));
     }
     for kind in Kind::ALL {
         for name in names(&store.generations_dir(kind))? {

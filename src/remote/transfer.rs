@@ -149,8 +149,12 @@ fn read_checked(store: &Store, obj: &Object) -> Result<Upload> {
         }
         return Ok(Upload::File(path));
     }
-    let bytes = crate::store::fsutil::read_object(&path).map_err(Error::io("read", &path))?;
-    obj.check(&bytes).map_err(corrupt)?;
+    let (bytes, path) = match obj {
+        // A tree may be packed.
+        Object::Tree(id) => store.tree_bytes(id)?,
+        _ => (crate::store::fsutil::read_object(&path).map_err(Error::io("read", &path))?, path),
+    };
+    obj.check(&bytes).map_err(|reason| crate::store::Error::corrupt(obj.what(), &path, reason))?;
     Ok(Upload::Bytes(bytes))
 }
 

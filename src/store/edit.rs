@@ -194,9 +194,9 @@ fn merge_into(store: &Store, target: &mut Dir, incoming: Dir) -> Result<()> {
 
 impl Dir {
     /// Stores every changed directory and returns this one's tree id (`None` when empty). Ids
-    /// are computed bottom-up in memory first; the files are then written level by level from
-    /// the leaves, each level in parallel, so a crash never leaves a tree whose child is
-    /// missing.
+    /// are computed bottom-up in memory first. Many new trees are written as one pack (whole
+    /// or not at all); a few as files, level by level from the leaves, each level in parallel,
+    /// so a crash never leaves a tree whose child is missing.
     pub fn store(self, writer: &Writer) -> Result<Option<Id>> {
         self.store_recording(writer, &mut |_, _| {})
     }
@@ -214,6 +214,12 @@ impl Dir {
             record(path, id);
             Ok(id)
         })?;
+        let fresh: Vec<&(Tree, Id, Vec<u8>)> =
+            levels.values().flatten().filter(|(_, id, _)| !writer.store.stored_tree(id)).collect();
+        if fresh.len() >= super::pack::PACK_MIN {
+            writer.put_tree_pack(&fresh)?;
+            return Ok(root);
+        }
         for level in levels.values() {
             level.par_iter().try_for_each(|(t, id, bytes)| writer.put_encoded_tree(t, *id, bytes))?;
         }

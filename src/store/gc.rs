@@ -63,11 +63,21 @@ impl Store {
         Ok(Reachable { trees, blobs, gens })
     }
 
-    /// The files of objects nothing reaches (blobs, trees, generations off every chain and
-    /// their index entries).
-    fn unreachable(&self, projects: &[ProjectRoots]) -> Result<Vec<PathBuf>> {
+    /// The files of objects nothing reaches (blobs, trees, packs, generations off every chain
+    /// and their index entries), and the packs that hold some trees nothing reaches.
+    fn unreachable(&self, projects: &[ProjectRoots]) -> Result<(Vec<PathBuf>, Vec<PackGarbage>)> {
         let Reachable { trees, blobs, gens } = self.reachable(projects)?;
         let mut doomed = Vec::new();
+        let mut repack = Vec::new();
+        for pack in self.packs()?.iter() {
+            let objects = pack.objects().map_err(Error::io("read", pack.path()))?;
+            let (keep, dead): (Vec<_>, Vec<_>) = objects.into_iter().partition(|(id, _)| trees.contains(id));
+            match (keep.is_empty(), dead.is_empty()) {
+                (_, true) => {}
+                (true, false) => doomed.push(pack.path().to_path_buf()),
+                (false, false) => repack.push(PackGarbage { path: pack.path().to_path_buf(), keep, dead }),
+            }
+        }
         for (dir, suffix, keep) in [("blobs", "", &blobs), ("trees", ".json", &trees)] {
             for path in object_dirs(&self.root().join(dir)) {
                 let id = path
@@ -96,7 +106,7 @@ impl Store {
                 }
             }
         }
-        Ok(doomed)
+        Ok((doomed, repack))
     }
 
     /// Adds every tree and blob below `start`; a missing tree is an error when `strict`, else
@@ -134,9 +144,13 @@ impl Store {
         let temp_files = fs::read_dir(self.tmp_dir()).map(|d| d.count()).unwrap_or(0);
         let mut out = GcOutcome { dry_run: true, temp_files, ..GcOutcome::default() };
         let live = self.live_projects(&mut out)?;
-        for path in self.unreachable(&live)? {
+        let (doomed, repack) = self.unreachable(&live)?;
+        for path in doomed {
             out.bytes += fs::symlink_metadata(&path).map(|m| m.len()).unwrap_or(0);
             out.unreachable.push(self.relative(&path));
+        }
+        for pack in &repack {
+            pack.report(self, &mut out);
         }
         Ok(out)
     }
@@ -164,16 +178,42 @@ impl Writer<'_> {
         for gone in self.store.project_roots()?.iter().filter(|p| !p.is_live()) {
             self.forget_project(gone)?;
         }
-        let doomed = self.store.unreachable(&live)?;
-        if !doomed.is_empty() {
+        let (doomed, repack) = self.store.unreachable(&live)?;
+        if !doomed.is_empty() || !repack.is_empty() {
             self.store.drop_stat_caches()?;
+        }
+        // The kept trees are packed again before the old pack goes: a crash in between leaves
+        // them twice, never lost.
+        for pack in repack {
+            pack.report(self.store, &mut out);
+            let mut keep: Vec<(Id, &[u8])> = pack.keep.iter().map(|(id, b)| (*id, b.as_slice())).collect();
+            self.put_pack(&mut keep)?;
+            fs::remove_file(&pack.path).map_err(Error::io("remove", &pack.path))?;
         }
         for path in doomed {
             out.bytes += fs::symlink_metadata(&path).map(|m| m.len()).unwrap_or(0);
             out.unreachable.push(self.store.relative(&path));
             fs::remove_file(&path).map_err(Error::io("remove", &path))?;
         }
+        self.store.rescan_packs()?;
         Ok(out)
+    }
+}
+
+/// A pack holding trees nothing reaches beside trees that are kept.
+pub(super) struct PackGarbage {
+    path: PathBuf,
+    keep: Vec<(Id, Vec<u8>)>,
+    dead: Vec<(Id, Vec<u8>)>,
+}
+
+impl PackGarbage {
+    /// Lists the unreachable trees as `packs/<name>.pack: tree <id>`.
+    fn report(&self, store: &Store, out: &mut GcOutcome) {
+        for (id, bytes) in &self.dead {
+            out.bytes += bytes.len() as u64;
+            out.unreachable.push(format!("{}: tree {}", store.relative(&self.path), id.hex()));
+        }
     }
 }
 

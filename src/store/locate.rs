@@ -128,9 +128,11 @@ impl Store {
         let fan = &prefix.as_hex()[..2];
         let mut found = Vec::new();
         found.extend(ids_in(&self.root().join("blobs").join(fan), prefix, "")?.into_iter().map(Found::Blob));
-        found.extend(
-            ids_in(&self.root().join("trees").join(fan), prefix, ".json")?.into_iter().map(Found::Tree),
-        );
+        let mut trees = ids_in(&self.root().join("trees").join(fan), prefix, ".json")?;
+        trees.extend(self.packed_matching(prefix)?);
+        trees.sort();
+        trees.dedup();
+        found.extend(trees.into_iter().map(Found::Tree));
         found.extend(self.derivations_matching(prefix)?.into_iter().map(Found::Derivation));
         found.extend(self.environments_matching(prefix)?.into_iter().map(Found::Environment));
         for kind in Kind::ALL {
@@ -139,6 +141,17 @@ impl Store {
             );
         }
         Ok(found)
+    }
+
+    /// The packed trees whose id starts with `prefix`.
+    fn packed_matching(&self, prefix: &IdPrefix) -> Result<Vec<Id>> {
+        let first = u8::from_str_radix(&prefix.as_hex()[..2], 16).expect("a prefix is hex");
+        let mut out = Vec::new();
+        for pack in self.packs()?.iter() {
+            let ids = pack.ids_from(first).map_err(Error::io("read", pack.path()))?;
+            out.extend(ids.into_iter().filter(|id| prefix.matches(id)));
+        }
+        Ok(out)
     }
 
     pub fn derivations_matching(&self, prefix: &IdPrefix) -> Result<Vec<Id>> {

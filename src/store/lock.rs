@@ -93,6 +93,8 @@ impl Store {
             Some((_, lock)) => lock,
             None => lock_exclusive(self.root(), progress)?,
         };
+        // Holding the lock, this handle must know every pack (another writer may have added one).
+        self.rescan_packs()?;
         // Holding the lock, no fill is running: a marker left is from one that was killed.
         let _ = fs::remove_file(filling_marker(self.root()));
         let tmp = self.tmp_dir();
@@ -122,6 +124,7 @@ impl Store {
         if (given.dev(), given.ino()) != (ours.dev(), ours.ino()) || !held {
             return Err(Error::io("take over the lock", &path)(std::io::ErrorKind::WouldBlock.into()));
         }
+        self.rescan_packs()?;
         Ok(self.writer_with(lock, 0))
     }
 
@@ -174,6 +177,11 @@ impl Writer<'_> {
     pub(super) fn count_tree(&self, path: &Path) {
         self.mark_written(path);
         self.new_trees.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts trees written in a pack (which [`Writer::put_pack`] syncs itself).
+    pub(super) fn count_trees(&self, n: usize) {
+        self.new_trees.fetch_add(n, Ordering::Relaxed);
     }
 
     pub fn stats(&self) -> WriteStats {

@@ -17,6 +17,7 @@ pub mod locate;
 pub mod lock;
 pub mod memo;
 mod objdir;
+pub mod pack;
 pub mod purge;
 pub mod quest;
 pub mod roots;
@@ -47,6 +48,7 @@ const LAYOUT: &[&str] = &[
     "tmp",
     "blobs",
     "trees",
+    "packs",
     "generations",
     "refs",
     "latest",
@@ -64,6 +66,8 @@ const LAYOUT: &[&str] = &[
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
+    /// Shared by clones: a pack opened once serves every handle.
+    packs: std::sync::Arc<pack::Packs>,
 }
 
 impl Store {
@@ -90,7 +94,7 @@ impl Store {
             }
             Err(e) => return Err(Error::io("read", &version)(e)),
         }
-        Ok(Store { root: root.to_path_buf() })
+        Ok(Store { root: root.to_path_buf(), packs: Default::default() })
     }
 
     /// Opens the store, creating an empty one first if the directory is absent or empty.
@@ -134,7 +138,7 @@ impl Store {
             "Created a Store at {} (--store DIR or MEMORIX_STORE choose another)",
             root.display()
         ));
-        Ok(Store { root: root.to_path_buf() })
+        Ok(Store { root: root.to_path_buf(), packs: Default::default() })
     }
 
     pub fn root(&self) -> &Path {

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -187,8 +188,16 @@ fn walk_into(
 }
 
 impl Store {
+    /// Whether the tree is stored, loose or in a pack (listing the packs again before saying
+    /// no, since another process may have packed it since this handle looked).
     pub fn has_tree(&self, id: &Id) -> bool {
-        *id == Tree::empty_id() || fs::symlink_metadata(self.tree_path(id)).is_ok()
+        self.stored_tree(id) || (self.rescan_packs().is_ok_and(|(_, fresh)| fresh) && self.in_packs(id))
+    }
+
+    /// [`Store::has_tree`] by what this handle knows: a writer, which holds the lock, knows
+    /// every pack.
+    pub(super) fn stored_tree(&self, id: &Id) -> bool {
+        *id == Tree::empty_id() || self.in_packs(id) || fs::symlink_metadata(self.tree_path(id)).is_ok()
     }
 
     /// Reads a tree, checking its hash and form. The empty tree needs no file.
@@ -196,13 +205,27 @@ impl Store {
         if *id == Tree::empty_id() {
             return Ok(Tree::default());
         }
-        let path = self.tree_path(id);
-        let bytes = super::fsutil::read_object(&path)
-            .map_err(|e| super::fsutil::object_error("tree", id, &path, e))?;
+        let (bytes, path) = self.tree_bytes(id)?;
         if canonical::object_id("tree", &bytes) != *id {
             return Err(Error::corrupt("tree", &path, "content does not match its id"));
         }
         Tree::decode(&bytes).map_err(|reason| Error::corrupt("tree", &path, reason))
+    }
+
+    /// A stored tree's bytes, unchecked, with the file they came from (a pack or the loose
+    /// file).
+    pub fn tree_bytes(&self, id: &Id) -> Result<(Vec<u8>, PathBuf)> {
+        if let Some(found) = self.packed(id)? {
+            return Ok(found);
+        }
+        let path = self.tree_path(id);
+        match super::fsutil::read_object(&path) {
+            Ok(bytes) => Ok((bytes, path)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.rescan_packs()?.1 => {
+                self.packed(id)?.ok_or_else(|| super::fsutil::object_error("tree", id, &path, e))
+            }
+            Err(e) => Err(super::fsutil::object_error("tree", id, &path, e)),
+        }
     }
 
     /// Walks from `root` to `path`; `None` when nothing is there.
@@ -227,11 +250,22 @@ impl Writer<'_> {
     /// [`Writer::put_tree`] for a tree whose encoding and id are already computed.
     pub(super) fn put_encoded_tree(&self, tree: &Tree, id: Id, bytes: &[u8]) -> Result<()> {
         let dest = self.store.tree_path(&id);
-        if fs::symlink_metadata(&dest).is_err() {
+        if !self.store.stored_tree(&id) {
             super::fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
             self.count_tree(&dest);
         }
         self.trees.lock().expect("tree cache").insert(id, tree.clone());
+        Ok(())
+    }
+
+    /// Stores many new trees (id and encoding computed) as one pack.
+    pub(super) fn put_tree_pack(&self, trees: &[&(Tree, Id, Vec<u8>)]) -> Result<()> {
+        let mut objects: Vec<(Id, &[u8])> =
+            trees.iter().map(|(_, id, bytes)| (*id, bytes.as_slice())).collect();
+        self.put_pack(&mut objects)?;
+        self.count_trees(objects.len());
+        let mut cache = self.trees.lock().expect("tree cache");
+        cache.extend(trees.iter().map(|(tree, id, _)| (*id, tree.clone())));
         Ok(())
     }
 }

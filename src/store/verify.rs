@@ -172,6 +172,51 @@ impl Verifier<'_> {
         Ok(())
     }
 
+    /// A tree's bytes hash to its id and decode.
+    fn check_tree(&mut self, id: Id, bytes: std::result::Result<Vec<u8>, String>) {
+        match bytes.and_then(|bytes| {
+            if canonical::object_id("tree", &bytes) != id {
+                return Err("content does not match its id".into());
+            }
+            Tree::decode(&bytes)
+        }) {
+            Ok(tree) => {
+                self.trees.insert(id, tree);
+            }
+            Err(m) => self.problem(format!("tree {id}"), m),
+        }
+    }
+
+    /// Every pack: its frame, its name (the hash of its bytes) and each tree in it.
+    fn packs(&mut self) -> Result<()> {
+        for path in self.store.pack_files()? {
+            let rel = self.rel(&path);
+            let pack = match super::pack::Pack::open(&path) {
+                Ok(pack) => pack,
+                Err(e) => {
+                    self.problem(rel, e.to_string());
+                    continue;
+                }
+            };
+            let named = path.file_stem().and_then(|s| s.to_str()).and_then(Id::from_hex);
+            match pack.hash() {
+                Ok(hash) if Some(hash) == named => {}
+                Ok(_) => self.problem(rel.clone(), "content does not match its name"),
+                Err(e) => self.problem(rel.clone(), e.to_string()),
+            }
+            match pack.objects() {
+                Ok(objects) => {
+                    for (id, bytes) in objects {
+                        self.checked.trees += 1;
+                        self.check_tree(id, Ok(bytes));
+                    }
+                }
+                Err(e) => self.problem(rel, e.to_string()),
+            }
+        }
+        Ok(())
+    }
+
     fn trees(&mut self) -> Result<()> {
         let files = fanout_files(&self.store.root().join("trees"), ".json")?;
         for (path, id) in files {
@@ -181,18 +226,9 @@ impl Verifier<'_> {
                 self.problem(rel, "not a tree file name");
                 continue;
             };
-            match read_plain(&path).and_then(|bytes| {
-                if canonical::object_id("tree", &bytes) != id {
-                    return Err("content does not match its id".into());
-                }
-                Tree::decode(&bytes)
-            }) {
-                Ok(tree) => {
-                    self.trees.insert(id, tree);
-                }
-                Err(m) => self.problem(format!("tree {id}"), m),
-            }
+            self.check_tree(id, read_plain(&path));
         }
+        self.packs()?;
         let mut missing = Vec::new();
         for (id, tree) in &self.trees {
             for e in tree.entries() {
