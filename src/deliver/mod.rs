@@ -399,7 +399,7 @@ pub fn activate(
     };
     let previous = recorded.filter(|r| r.environment.is_some() && r.environment == shown);
     let source = Source { memory, previous, spare: spare.as_ref() };
-    let Staged { files, reused, purged, kept: untouched } =
+    let Staged { files, reused, purged, kept: untouched, placed } =
         fill_stage(store, &stage.0, &source, delivery, mode, progress)?;
     if let Some(parent) = memory.parent() {
         fsutil::create_dir(parent)?;
@@ -424,8 +424,13 @@ pub fn activate(
                 .map_err(Error::io("keep the record of", &kept))?;
         }
     }
-    // A file of the adopted spare left in place keeps the stat just checked.
-    let known = |rel: &str| Some(*spare.as_ref()?.files.get(rel).filter(|_| untouched.contains(rel))?);
+    // A file of the adopted spare left in place keeps the stat just checked; a file copied
+    // into the stage keeps the stat read from it there (its directory was renamed, the file
+    // not touched).
+    let known = |rel: &str| match placed.get(rel) {
+        Some(p) => Some(*p),
+        None => Some(*spare.as_ref()?.files.get(rel).filter(|_| untouched.contains(rel))?),
+    };
     let mut record = ActivationRecord::of(memory, delivery.environment, &files, &known)?;
     record.delivery = Some(mode);
     fsutil::write_atomic(
@@ -510,6 +515,8 @@ struct Staged<'a> {
     purged: Vec<String>,
     /// Files of the adopted spare left in place.
     kept: std::collections::HashSet<&'a str>,
+    /// The files copied into the stage, with their stat taken there.
+    placed: std::collections::HashMap<String, Placement>,
 }
 
 /// Where a stage's files can come from besides the Store.
@@ -547,8 +554,9 @@ fn fill_stage<'a>(
     };
     let missing: Vec<&(String, Id)> = files.iter().filter(|(p, _)| !kept.contains(p.as_str())).collect();
     let reused = std::sync::atomic::AtomicUsize::new(kept.len());
+    let stats = std::sync::Mutex::new(std::collections::HashMap::new());
     let bar = progress.start("placing", missing.len() as u64);
-    fill_tree(
+    fill_tree::<_, Error>(
         stage,
         &missing.iter().map(|(p, b)| (p.as_str(), *b)).collect::<Vec<_>>(),
         Dirs::Writable,
@@ -561,16 +569,21 @@ fn fill_stage<'a>(
             });
             let old = source.memory.join(rel.as_ref());
             // Only a real file is taken over (never a symlink from an earlier symlink delivery).
-            let regular = fs::symlink_metadata(&old).is_ok_and(|m| m.is_file());
-            if unchanged && regular && copies(mode) && fs::hard_link(&old, dest).is_ok() {
+            let regular = || fs::symlink_metadata(&old).is_ok_and(|m| m.is_file());
+            if unchanged && copies(mode) && regular() && fs::hard_link(&old, dest).is_ok() {
                 reused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return Ok(());
             }
-            place(store, blob, dest, mode)
+            if let Some((size, mtime_ns, ino)) = place(store, blob, dest, mode)? {
+                let placement = Placement { blob: Some(*blob), written: None, size, mtime_ns, ino };
+                stats.lock().expect("not poisoned").insert(rel.into_owned(), placement);
+            }
+            Ok(())
         },
     )?;
     let purged = purged.into_iter().map(|(p, _)| p).collect();
-    Ok(Staged { files, reused: reused.into_inner(), purged, kept })
+    let placed = stats.into_inner().expect("not poisoned");
+    Ok(Staged { files, reused: reused.into_inner(), purged, kept, placed })
 }
 
 /// Whether `mode` places real files (which any copying mode can take over).
@@ -663,7 +676,9 @@ pub fn checkout(store: &Store, dir: &Path, delivery: &Delivery) -> Result<usize>
         fsutil::write_atomic_mode(parent, &stage.0.join(name), text.as_bytes(), 0o444)?;
     }
     let files: Vec<(String, Id)> = delivery.files.iter().map(|(p, (_, b))| (p.clone(), *b)).collect();
-    fill_tree(&stage.0, &files, Dirs::Writable, &|blob, dest| place(store, blob, dest, Mode::Auto))?;
+    fill_tree(&stage.0, &files, Dirs::Writable, &|blob, dest| {
+        place(store, blob, dest, Mode::Auto).map(|_| ())
+    })?;
     // An empty directory at `dir` (the caller refuses a non-empty one) gives way.
     let _ = fs::remove_dir(dir);
     fs::rename(&stage.0, dir).map_err(Error::io("move into place", dir))?;
@@ -771,22 +786,26 @@ pub fn inspect(
     Ok(drift)
 }
 
-/// Places one blob as a read-only file by `mode`.
-fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<()> {
+/// Places one blob as a read-only file by `mode`; a file of its own (a copy or a clone) comes
+/// with its (size, mtime, inode), read from the open file, for the activation record.
+fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<Option<(u64, i64, u64)>> {
     let src_path = store.blob_path(blob);
     match mode {
         Mode::Hardlink => {
             return fs::hard_link(&src_path, dest)
+                .map(|()| None)
                 .map_err(|source| Error::Hardlink { blob: src_path, source });
         }
         Mode::Symlink => {
-            return std::os::unix::fs::symlink(&src_path, dest).map_err(Error::io("symlink", dest));
+            return std::os::unix::fs::symlink(&src_path, dest)
+                .map(|()| None)
+                .map_err(Error::io("symlink", dest));
         }
         Mode::Auto | Mode::Copy | Mode::Reflink => {}
     }
     static NO_REFLINK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let mut src = store.open_blob(blob)?;
-    let mut out = fsutil::create_with_mode(dest, 0o444).map_err(Error::io("create", dest))?;
+    let src = store.open_blob(blob)?;
+    let out = fsutil::create_with_mode(dest, 0o444).map_err(Error::io("create", dest))?;
     // One refusal says the file system cannot reflink; do not ask again for every file.
     let try_clone = mode == Mode::Reflink
         || (mode == Mode::Auto && !NO_REFLINK.load(std::sync::atomic::Ordering::Relaxed));
@@ -799,7 +818,24 @@ fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<()> {
             return Err(Error::NoReflink { path: dest.to_path_buf() });
         }
         // Copy from the handle opened without following symlinks, not by path.
-        std::io::copy(&mut src, &mut out).map_err(Error::io("copy", &src_path))?;
+        copy_whole(&src, &out).map_err(Error::io("copy", &src_path))?;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let m = out.metadata().map_err(Error::io("stat", dest))?;
+    Ok(Some((m.size(), m.mtime() * 1_000_000_000 + m.mtime_nsec(), m.ino())))
+}
+
+/// Copies all of `src` into the empty `out` in the kernel: its size is asked once, so the
+/// copy ends without a call that only finds the end (as `std::io::copy` makes), falling back
+/// to a plain copy where the file system cannot.
+fn copy_whole(src: &fs::File, out: &fs::File) -> std::io::Result<()> {
+    let mut left = src.metadata()?.len();
+    while left > 0 {
+        match rustix::fs::copy_file_range(src, None, out, None, left as usize) {
+            Ok(0) => break,
+            Ok(n) => left -= n as u64,
+            Err(_) => return std::io::copy(&mut &*src, &mut &*out).map(|_| ()),
+        }
     }
     Ok(())
 }

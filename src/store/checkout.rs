@@ -337,6 +337,11 @@ impl Unlocked {
     }
 
     fn close(self) -> Result<()> {
+        // A project's directories are never locked, and are made with its owner's umask as
+        // `cp` makes them: there is no mode to restore.
+        if matches!(self.after, Dirs::Writable) {
+            return Ok(());
+        }
         // A directory removed during the update may be a file (a hardlinked blob) by now.
         self.dirs.par_iter().try_for_each(|dir| match fs::symlink_metadata(dir) {
             Ok(m) if m.is_dir() => Ok(fsutil::set_mode(dir, self.after.mode())?),
