@@ -294,9 +294,13 @@ pub struct Placement {
 }
 
 fn stat(path: &Path) -> Option<(u64, i64, u64)> {
+    fs::symlink_metadata(path).ok().map(|m| stat_of(&m))
+}
+
+/// (size, mtime in ns, inode): what a placement records of a file.
+fn stat_of(m: &fs::Metadata) -> (u64, i64, u64) {
     use std::os::unix::fs::MetadataExt;
-    let m = fs::symlink_metadata(path).ok()?;
-    Some((m.size(), m.mtime() * 1_000_000_000 + m.mtime_nsec(), m.ino()))
+    (m.size(), m.mtime() * 1_000_000_000 + m.mtime_nsec(), m.ino())
 }
 
 impl ActivationRecord {
@@ -820,9 +824,7 @@ fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<Option<(u6
         // Copy from the handle opened without following symlinks, not by path.
         copy_whole(&src, &out).map_err(Error::io("copy", &src_path))?;
     }
-    use std::os::unix::fs::MetadataExt;
-    let m = out.metadata().map_err(Error::io("stat", dest))?;
-    Ok(Some((m.size(), m.mtime() * 1_000_000_000 + m.mtime_nsec(), m.ino())))
+    Ok(Some(stat_of(&out.metadata().map_err(Error::io("stat", dest))?)))
 }
 
 /// Copies all of `src` into the empty `out` in the kernel: its size is asked once, so the

@@ -14,7 +14,6 @@ use crate::store::Store;
 use crate::store::derivation::DerivationRecord;
 use crate::store::environment::EnvironmentRecord;
 use crate::store::generation::Generation;
-use crate::store::pack::Pack;
 use crate::store::tree::Tree;
 
 /// One content-addressed object. Variant order is upload order: what an object names is
@@ -203,11 +202,7 @@ pub fn store_contents(store: &Store) -> Result<(Vec<Object>, Vec<Id>)> {
             }
         }
     }
-    for pack in store.pack_files()? {
-        let pack = Pack::open(&pack).map_err(crate::store::Error::io("read", &pack))?;
-        let objects = pack.objects().map_err(crate::store::Error::io("read", pack.path()))?;
-        out.extend(objects.into_iter().map(|(id, _)| Object::Tree(id)));
-    }
+    out.extend(store.packed_tree_ids()?.into_iter().map(Object::Tree));
     for kind in Kind::ALL {
         for name in names(&store.generations_dir(kind))? {
             if let Some(id) = name.strip_suffix(".json").and_then(Id::from_hex) {

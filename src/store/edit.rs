@@ -214,15 +214,20 @@ impl Dir {
             record(path, id);
             Ok(id)
         })?;
-        let fresh: Vec<&(Tree, Id, Vec<u8>)> =
-            levels.values().flatten().filter(|(_, id, _)| !writer.store.stored_tree(id)).collect();
-        if fresh.len() >= super::pack::PACK_MIN {
-            writer.put_tree_pack(&fresh)?;
-            return Ok(root);
+        // Each tree is looked up once: those not yet stored are written, the others only cached.
+        let fresh: Vec<Vec<&(Tree, Id, Vec<u8>)>> = levels
+            .values()
+            .map(|level| level.par_iter().filter(|(_, id, _)| !writer.store.stored_tree(id)).collect())
+            .collect();
+        let all: Vec<&(Tree, Id, Vec<u8>)> = fresh.iter().flatten().copied().collect();
+        if all.len() >= super::pack::PACK_MIN {
+            writer.put_tree_pack(&all)?;
+        } else {
+            for level in &fresh {
+                level.par_iter().try_for_each(|(_, id, bytes)| writer.put_loose_tree(*id, bytes))?;
+            }
         }
-        for level in levels.values() {
-            level.par_iter().try_for_each(|(t, id, bytes)| writer.put_encoded_tree(t, *id, bytes))?;
-        }
+        writer.cache_trees(levels.into_values().flatten().map(|(t, id, _)| (id, t)));
         Ok(root)
     }
 

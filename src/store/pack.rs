@@ -88,19 +88,24 @@ impl Pack {
         Ok(raw)
     }
 
-    /// The canonical bytes of object `id`, when this pack holds it.
-    pub fn get(&self, id: &Id) -> io::Result<Option<Vec<u8>>> {
+    /// Where object `id` lies in this pack, (offset, length), by a binary search of its bucket.
+    fn locate(&self, id: &Id) -> io::Result<Option<(u64, u32)>> {
         let raw = self.bucket(id.as_bytes()[0])?;
         let entries: Vec<&[u8]> = raw.chunks_exact(ENTRY).collect();
-        let Ok(i) = entries.binary_search_by(|e| e[..32].cmp(id.as_bytes())) else { return Ok(None) };
-        let (_, offset, len) = entry(entries[i]);
-        self.read(offset, len).map(Some)
+        Ok(entries.binary_search_by(|e| e[..32].cmp(id.as_bytes())).ok().map(|i| {
+            let (_, offset, len) = entry(entries[i]);
+            (offset, len)
+        }))
+    }
+
+    /// The canonical bytes of object `id`, when this pack holds it.
+    pub fn get(&self, id: &Id) -> io::Result<Option<Vec<u8>>> {
+        self.locate(id)?.map(|(offset, len)| self.read(offset, len)).transpose()
     }
 
     /// Whether this pack holds `id` (the index alone is read).
     pub fn contains(&self, id: &Id) -> io::Result<bool> {
-        let raw = self.bucket(id.as_bytes()[0])?;
-        Ok(raw.chunks_exact(ENTRY).any(|e| e[..32] == id.as_bytes()[..]))
+        Ok(self.locate(id)?.is_some())
     }
 
     /// The ids this pack holds whose first byte is `b` (a prefix lookup's candidates).
@@ -118,7 +123,7 @@ impl Pack {
     }
 
     /// Every object of the pack as (id, bytes), in id order; the index is checked to be
-    /// sorted and to agree with the fan-out. Used by `verify`, `gc` and `push --all`.
+    /// sorted and to agree with the fan-out. Used by `verify` and `gc`.
     pub fn objects(&self) -> io::Result<Vec<(Id, Vec<u8>)>> {
         let mut out = Vec::with_capacity(self.fanout[255] as usize);
         for b in 0..=255u8 {
@@ -219,6 +224,17 @@ impl Store {
             }
         }
         Ok(None)
+    }
+
+    /// The ids of every packed tree (for `push --all`); only the indexes are read.
+    pub fn packed_tree_ids(&self) -> Result<Vec<Id>> {
+        let mut out = Vec::new();
+        for pack in self.packs()?.iter() {
+            for b in 0..=255u8 {
+                out.extend(pack.ids_from(b).map_err(|e| pack_error(&pack.path, e))?);
+            }
+        }
+        Ok(out)
     }
 
     /// Whether a pack this handle knows holds `id`.

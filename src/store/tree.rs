@@ -249,12 +249,18 @@ impl Writer<'_> {
 
     /// [`Writer::put_tree`] for a tree whose encoding and id are already computed.
     pub(super) fn put_encoded_tree(&self, tree: &Tree, id: Id, bytes: &[u8]) -> Result<()> {
-        let dest = self.store.tree_path(&id);
         if !self.store.stored_tree(&id) {
-            super::fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
-            self.count_tree(&dest);
+            self.put_loose_tree(id, bytes)?;
         }
-        self.trees.lock().expect("tree cache").insert(id, tree.clone());
+        self.cache_trees([(id, tree.clone())]);
+        Ok(())
+    }
+
+    /// Writes a tree not yet stored as its own file.
+    pub(super) fn put_loose_tree(&self, id: Id, bytes: &[u8]) -> Result<()> {
+        let dest = self.store.tree_path(&id);
+        super::fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
+        self.count_tree(&dest);
         Ok(())
     }
 
@@ -264,9 +270,12 @@ impl Writer<'_> {
             trees.iter().map(|(_, id, bytes)| (*id, bytes.as_slice())).collect();
         self.put_pack(&mut objects)?;
         self.count_trees(objects.len());
-        let mut cache = self.trees.lock().expect("tree cache");
-        cache.extend(trees.iter().map(|(tree, id, _)| (*id, tree.clone())));
         Ok(())
+    }
+
+    /// Remembers trees this writer stored, so diffing what it just wrote reads nothing back.
+    pub(super) fn cache_trees(&self, trees: impl IntoIterator<Item = (Id, Tree)>) {
+        self.trees.lock().expect("tree cache").extend(trees);
     }
 }
 
