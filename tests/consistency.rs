@@ -22,14 +22,7 @@ fn ingest(env: &TestEnv, dir: &str) {
 fn problems(env: &TestEnv) -> (i32, Vec<String>, usize) {
     let out = env.run(&["--json", "verify"]);
     let report = out.json();
-    let list = |key: &str| -> Vec<String> {
-        report[key]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| format!("{}: {}", p["object"].as_str().unwrap(), p["message"].as_str().unwrap()))
-            .collect()
-    };
+    let list = |key: &str| common::verify_list(&report, key);
     (out.code, list("problems"), list("garbage").len())
 }
 

@@ -54,12 +54,7 @@ fn memory_is_one_environment(env: &TestEnv) -> Result<(), String> {
 fn store_is_recoverable(env: &TestEnv) -> Result<(), String> {
     let out = env.run(&["--json", "verify"]);
     let report = out.json();
-    let bad: Vec<String> = report["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| format!("{}: {}", p["object"].as_str().unwrap(), p["message"].as_str().unwrap()))
-        .collect();
+    let bad = common::verify_list(&report, "problems");
     if bad.is_empty() && out.code == 0 { Ok(()) } else { Err(format!("verify (exit {}): {bad:?}", out.code)) }
 }
 

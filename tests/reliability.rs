@@ -19,12 +19,7 @@ fn fill(env: &TestEnv, round: usize, files: usize) {
 /// What `verify` calls damage (garbage of the interrupted write is not).
 fn damage(env: &TestEnv) -> Vec<String> {
     let report = env.run(&["--json", "verify"]).json();
-    report["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| format!("{}: {}", p["object"].as_str().unwrap(), p["message"].as_str().unwrap()))
-        .collect()
+    common::verify_list(&report, "problems")
 }
 
 #[test]

@@ -711,12 +711,7 @@ fn trees_of_a_big_ingest_are_one_pack_that_verify_checks() {
     bytes[20] ^= 0x01;
     fs::write(pack, &bytes).unwrap();
     let out = env.run(&["--json", "verify"]).expect(1).json();
-    let problems: Vec<String> = out["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| format!("{}: {}", p["object"].as_str().unwrap(), p["message"].as_str().unwrap()))
-        .collect();
+    let problems = common::verify_list(&out, "problems");
     let name = pack.file_name().unwrap().to_str().unwrap();
     assert!(problems.contains(&format!("packs/{name}: content does not match its name")), "{problems:?}");
     assert!(problems.iter().any(|p| p.starts_with("tree sha256:")), "{problems:?}");

@@ -274,6 +274,16 @@ pub fn corpus(rel: &str) -> Option<PathBuf> {
 }
 
 /// Makes a read-only store file writable, for tests that damage the store on purpose.
+/// The `key` list (`problems` or `garbage`) of a `verify --json` report, as `object: message`.
+pub fn verify_list(report: &serde_json::Value, key: &str) -> Vec<String> {
+    report[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| format!("{}: {}", p["object"].as_str().unwrap(), p["message"].as_str().unwrap()))
+        .collect()
+}
+
 pub fn make_writable(path: &Path) {
     let mut p = fs::metadata(path).expect("stat").permissions();
     p.set_mode(0o644);
