@@ -25,6 +25,8 @@ pub const POINTS: &[&str] = &[
     "activate.exchanged",
     "activate.recorded",
     "profile.saved",
+    "memory.cloned",
+    "memory.kept",
 ];
 
 /// Aborts here when `MEMORIX_CRASH_AT` names this point (and the feature is on).

@@ -98,6 +98,8 @@ fn every_crash_point_leaves_a_recoverable_state() {
             "fetch.staged" | "fetch.recorded" => {}
             // Reached only by a write of many trees: `a_crash_while_packing_trees_loses_nothing`.
             "pack.staged" => {}
+            // Reached only by the detached fill after a first build: `a_crash_while_cloning_the_memory_loses_nothing`.
+            "memory.cloned" | "memory.kept" => {}
             "lock.write" | "build.derivations" | "build.environment" | "build.synced" => {
                 cases.push((p, &build, V2))
             }
@@ -135,6 +137,33 @@ fn every_crash_point_leaves_a_recoverable_state() {
     println!("crash points: {injected} injected, {recovered} recovered, {} lost", lost.len());
     assert!(lost.is_empty(), "{lost:#?}");
     assert_eq!(injected, cases.len());
+}
+
+/// The fill a first build leaves to a detached process, killed half way: the memory and the
+/// next update are unharmed, and the half-made clone is never used.
+#[test]
+fn a_crash_while_cloning_the_memory_loses_nothing() {
+    for (point, left) in [("memory.cloned", "tmp/stage"), ("memory.kept", "tmp/previous")] {
+        let env = TestEnv::new();
+        env.write("r/a.md", V1);
+        env.write("r/b.md", "# B\n");
+        env.write(
+            "memorix.toml",
+            "[sources]\n\"rules/team/\" = \"./r\"\n\n[mounts.team]\nselect = [\"rules/team/\"]\n",
+        );
+        env.run_cmd(env.command().arg("build").env("MEMORIX_CRASH_AT", point)).ok();
+        let state = env.project.join(".memorix");
+        assert!(state.join(left).exists(), "{point}: the fill stopped there");
+        assert!(!state.join("tmp/previous.json").exists(), "{point}");
+        env.run(&["verify", "--project"]).ok();
+        env.write("r/a.md", V2);
+        env.run(&["ingest", "rules/team/", "r"]).ok();
+        env.run(&["update"]).ok();
+        env.run(&["verify", "--project"]).ok();
+        assert_eq!(fs::read_to_string(env.project.join(".memory/team/a.md")).unwrap(), V2, "{point}");
+        memory_is_one_environment(&env).unwrap();
+        assert!(!state.join("tmp/stage").exists(), "{point}: the stage was cleared");
+    }
 }
 
 /// A project pinning matchit 0.9.2 whose docs come from the local registry (the corpus's

@@ -77,8 +77,13 @@ fn rg_and_fd_list_every_delivered_file_dot_files_included_while_git_ignores_them
     assert_eq!(listed(&fd, &["--type", "f"], &env), delivered, "fd");
     let hits = listed(&rg, &["-l", "quetzalcoatl"], &env);
     assert_eq!(hits.len(), 4, "rg finds the word in every rule: {hits:?}");
-    let grep =
-        Command::new("grep").args(["-rl", "quetzalcoatl", "."]).current_dir(&env.project).output().unwrap();
+    // `.memorix/` is memorix's own state (it keeps the previous tree for the next activation),
+    // which git, rg and fd skip by its `.gitignore`; grep reads no ignore file.
+    let grep = Command::new("grep")
+        .args(["-rl", "--exclude-dir=.memorix", "quetzalcoatl", "."])
+        .current_dir(&env.project)
+        .output()
+        .unwrap();
     assert_eq!(String::from_utf8(grep.stdout).unwrap().lines().count(), 4, "grep -r");
 
     // Git sees only the project's own files; the ignore rules live inside the generated

@@ -174,10 +174,18 @@ fn an_update_brings_the_kept_previous_tree_up_to_date_and_swaps_it_in() {
         env.run(&["ingest", "rules/team/", env.project.join("team").to_str().unwrap()]).ok();
     };
 
-    // The first update stages a tree (there is no spare yet); the first one is kept.
+    // Once the first build has answered, a detached process keeps a hardlink clone of the
+    // memory: the first update brings it up to date and swaps it in, like any later one.
+    let clone_root = ino(&kept);
+    assert_ne!(clone_root, first_root);
+    assert_eq!(ino(&kept.join("team/f2.md")), ino(&memory.join("team/f2.md")));
+    assert_eq!(common::files_under(&kept), common::files_under(&memory));
     ingest("team/f1.md", "# File 1\n\nv2\n");
-    env.run(&["update"]).ok();
+    let out = env.run(&["--json", "update"]).ok().json();
+    assert_eq!(out["activated"]["reused"], 4, "only f1 changed: {out}");
+    assert_eq!(ino(&memory), clone_root, "the clone became the memory");
     assert_eq!(ino(&kept), first_root);
+    assert_eq!(fs::read_to_string(memory.join("team/f1.md")).unwrap(), "# File 1\n\nv2\n");
     // The next one takes the kept tree, changes only what differs, and swaps it in.
     ingest("team/f1.md", "# File 1\n\nv3\n");
     env.run(&["update"]).ok();
@@ -203,5 +211,44 @@ fn an_update_brings_the_kept_previous_tree_up_to_date_and_swaps_it_in() {
     env.run(&["update"]).ok();
     assert!(!memory.join("team/extra.md").exists());
     assert_eq!(common::files_under(&memory.join("team")), ["f0.md", "f1.md", "f2.md", "f3.md", "f4.md"]);
+    env.run(&["verify", "--project"]).ok();
+}
+
+#[test]
+fn the_kept_tree_is_filled_only_from_an_intact_memory_and_under_the_handed_lock() {
+    let env = TestEnv::new();
+    project(&env, None);
+    env.run(&["build"]).ok();
+    let state = env.project.join(".memorix");
+    let (kept, memory) = (state.join("tmp/previous"), env.project.join(".memory"));
+    let forget = || {
+        common::remove_tree(&kept);
+        fs::remove_file(state.join("tmp/previous.json")).unwrap();
+    };
+    // The detached fill, run as a first build runs it: the held project lock as its input.
+    let fill = || {
+        let lock = fs::OpenOptions::new().write(true).open(state.join("lock")).unwrap();
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        env.run_cmd(env.command().arg("__fill-memory").stdin(lock))
+    };
+    forget();
+    fill().ok();
+    assert_eq!(common::files_under(&kept), common::files_under(&memory));
+
+    // Any other input than the held lock is refused, and nothing is made.
+    forget();
+    let err = env.run_cmd(env.command().arg("__fill-memory").stdin(std::process::Stdio::null()));
+    assert_ne!(err.code, 0);
+    assert!(!kept.exists());
+
+    // A memory directory changed since it was placed is not cloned.
+    let file = memory.join("team/f1.md");
+    fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    fs::write(&file, "edited\n").unwrap();
+    fill().ok();
+    assert!(!kept.exists() && !state.join("tmp/previous.json").exists());
+    // Once found, the next build repairs the memory (staging its tree afresh).
+    env.run(&["verify", "--project"]).expect(1);
+    env.run(&["build"]).ok();
     env.run(&["verify", "--project"]).ok();
 }

@@ -479,13 +479,14 @@ fn concurrent_writers_each_get_their_own_generation() {
                     env.project.join(format!("f{i}.md")).to_str().unwrap(),
                 ])
                 .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap()
         })
         .collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success());
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
     let log = env.run(&["--json", "log", "rules"]).ok().json();
     assert_eq!(log.as_array().unwrap().len(), 6, "no lost update");

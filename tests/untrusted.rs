@@ -10,7 +10,7 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use common::{TestEnv, listing};
+use common::{TestEnv, listing, remove_tree};
 
 const SECRET: &str = "TOP SECRET sentinel content";
 
@@ -60,16 +60,6 @@ fn mkfifo(path: &Path) {
         0,
     )
     .unwrap();
-}
-
-/// Force-removes a read-only tree (a delivered `.memory/`).
-fn remove_tree(dir: &Path) {
-    for p in common::walk(dir).into_iter().chain([dir.to_path_buf()]) {
-        if fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) {
-            let _ = fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755));
-        }
-    }
-    let _ = fs::remove_dir_all(dir);
 }
 
 #[test]

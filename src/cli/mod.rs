@@ -124,6 +124,10 @@ enum Command {
     /// behind (holding the store lock it inherits as standard input).
     #[command(name = crate::ops::background::FILL_SPARES, hide = true)]
     FillSpares,
+    /// Internal: fills the kept memory tree of the project in the working directory, run
+    /// detached by a first activation (holding the project lock it inherits as standard input).
+    #[command(name = crate::ops::background::FILL_MEMORY, hide = true)]
+    FillMemory,
 }
 
 /// What every command gets besides its own arguments.
@@ -229,6 +233,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Completions(a) => completions::run(a),
         Command::Manpages(a) => manpages::run(&ctx, a),
         Command::FillSpares => Ok(crate::ops::background::fill_spares(&ctx.store).map(|()| 0)?),
+        Command::FillMemory => Ok(crate::ops::background::fill_memory(&ctx.cwd).map(|()| 0)?),
     }
 }
 

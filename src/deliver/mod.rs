@@ -447,6 +447,52 @@ pub fn activate(
     Ok((Placed { files: files.len(), reused, purged }, record))
 }
 
+/// Whether nothing is kept to bring up to date at the next activation (after the first one,
+/// or after an interrupted fill): that activation would stage the whole tree afresh.
+pub fn spare_missing(state_dir: &Path) -> bool {
+    fs::symlink_metadata(state_dir.join("tmp").join("previous")).is_err()
+}
+
+/// Makes the kept previous tree a hardlink clone of `memory`, with its record, where there is
+/// none, so the next activation brings it up to date by its changes alone (the double buffer
+/// of [`activate`], filled by a detached process once a first build has answered). Skipped when
+/// the memory directory is not exactly what the record says was placed. The clone is built in
+/// the stage (which the project lock clears if this is killed) and moved into place whole;
+/// [`ActivationRecord::spare`] checks every file and directory of it again before use.
+pub fn fill_kept(state_dir: &Path, memory: &Path) -> Result<()> {
+    let tmp = state_dir.join("tmp");
+    let kept = tmp.join("previous");
+    let record = match ActivationRecord::load(state_dir) {
+        Some(r) if spare_missing(state_dir) && r.intact(memory) => r,
+        _ => return Ok(()),
+    };
+    remove_if_exists(&tmp.join(KEPT_RECORD))?;
+    let stage = Stage::create(tmp.join("stage"))?;
+    // Sorted, so each directory comes after its parent.
+    for dir in record.dirs.keys().filter(|d| !d.is_empty()) {
+        let path = stage.0.join(dir);
+        fs::create_dir(&path).map_err(Error::io("create directory", &path))?;
+    }
+    for rel in record.files.keys() {
+        let to = stage.0.join(rel);
+        fs::hard_link(memory.join(rel), &to).map_err(Error::io("link", &to))?;
+    }
+    crate::fault::point("memory.cloned");
+    fs::rename(&stage.0, &kept).map_err(Error::io("keep a copy of the memory at", &kept))?;
+    stage.into_previous();
+    crate::fault::point("memory.kept");
+    // Its files are the memory's (same inodes); its directories are its own.
+    let mut clone = record;
+    for (dir, held) in clone.dirs.iter_mut() {
+        let (_, mtime, ino) = stat(&kept.join(dir))
+            .ok_or_else(|| Error::Vanished { path: format!("{dir}/"), memory: kept.clone() })?;
+        *held = (mtime, ino);
+    }
+    let text = serde_json::to_vec(&clone).expect("a record serializes");
+    fsutil::write_atomic(&tmp, &tmp.join(KEPT_RECORD), &text)?;
+    Ok(())
+}
+
 fn remove_if_exists(path: &Path) -> Result<()> {
     match fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io("remove", path)(e)),

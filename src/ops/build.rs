@@ -95,6 +95,9 @@ pub(crate) fn activate_with_reuse(
         (recorded, shown),
         progress,
     )?;
+    if deliver::spare_missing(&project.state_dir) {
+        super::background::fill_memory_later(project);
+    }
     Ok((placed, apply_harness(project, plan, spec, delivery.environment)?, record))
 }
 

@@ -41,6 +41,19 @@ pub fn ensure_state_dir(state_dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `.memorix/lock`, held until dropped, unless a detached fill asked for was handed it
+/// ([`super::background::fill_memory_later`]).
+pub struct ProjectLock {
+    file: File,
+    state_dir: PathBuf,
+}
+
+impl Drop for ProjectLock {
+    fn drop(&mut self) {
+        super::background::hand_over_project(&self.state_dir, &self.file);
+    }
+}
+
 /// The lock file's state on disk.
 pub enum LockState {
     Missing,
@@ -75,9 +88,12 @@ impl Project {
 
     /// Takes `.memorix/lock` (always before the store's lock), then removes what an
     /// interrupted command left: a staged or parked memory tree and half-written state files.
-    pub fn lock(&self, progress: &dyn Progress) -> Result<File> {
+    pub fn lock(&self, progress: &dyn Progress) -> Result<ProjectLock> {
         ensure_state_dir(&self.state_dir)?;
-        let lock = crate::store::lock::lock_exclusive(&self.state_dir, progress)?;
+        let filling = super::background::memory_marker(&self.state_dir);
+        let lock = crate::store::lock::lock_exclusive(&self.state_dir, &filling, progress)?;
+        // Holding the lock, no fill is running: a marker left is from one that was killed.
+        let _ = std::fs::remove_file(&filling);
         for leftover in ["tmp/stage", "tmp/parked"] {
             crate::store::checkout::remove_readonly_tree(&self.state_dir.join(leftover))?;
         }
@@ -86,7 +102,7 @@ impl Project {
                 let _ = std::fs::remove_file(e.path());
             }
         }
-        Ok(lock)
+        Ok(ProjectLock { file: lock, state_dir: self.state_dir.clone() })
     }
 
     pub fn read_lock(&self) -> Result<LockState> {

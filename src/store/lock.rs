@@ -91,7 +91,7 @@ impl Store {
         let spare_behind = handed.is_some();
         let file = match handed {
             Some((_, lock)) => lock,
-            None => lock_exclusive(self.root(), progress)?,
+            None => lock_exclusive(self.root(), &filling_marker(self.root()), progress)?,
         };
         // Holding the lock, this handle must know every pack (another writer may have added one).
         self.rescan_packs()?;
@@ -114,16 +114,7 @@ impl Store {
     /// A writer holding `lock`, this store's lock file handed over by a writer of another
     /// process (as standard input, see [`take_handoff`]); `tmp/` is left as it is.
     pub fn writer_inherited(&self, lock: File) -> Result<Writer<'_>> {
-        use std::os::unix::fs::MetadataExt;
-        let path = self.root().join("lock");
-        let ours = fs::metadata(&path).map_err(Error::io("stat", &path))?;
-        let given = lock.metadata().map_err(Error::io("stat", &path))?;
-        // The same open file as the lock holder's: taking the lock again is a no-op for it, and
-        // fails at once for anything else.
-        let held = rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok();
-        if (given.dev(), given.ino()) != (ours.dev(), ours.ino()) || !held {
-            return Err(Error::io("take over the lock", &path)(std::io::ErrorKind::WouldBlock.into()));
-        }
+        let lock = take_over(lock, &self.root().join("lock"))?;
         self.rescan_packs()?;
         Ok(self.writer_with(lock, 0))
     }
@@ -145,8 +136,24 @@ impl Store {
     }
 }
 
-/// Takes `<root>/lock` exclusively, waiting (and saying so) while another process holds it.
-pub fn lock_exclusive(root: &Path, progress: &dyn Progress) -> Result<File> {
+/// `lock`, a handle to the lock file `path` handed over by the process holding its lock;
+/// refused unless it is that file and the lock is held through it already.
+pub fn take_over(lock: File, path: &Path) -> Result<File> {
+    use std::os::unix::fs::MetadataExt;
+    let ours = fs::metadata(path).map_err(Error::io("stat", path))?;
+    let given = lock.metadata().map_err(Error::io("stat", path))?;
+    // The same open file as the lock holder's: taking the lock again is a no-op for it, and
+    // fails at once for anything else.
+    let held = rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok();
+    if (given.dev(), given.ino()) != (ours.dev(), ours.ino()) || !held {
+        return Err(Error::io("take over the lock", path)(std::io::ErrorKind::WouldBlock.into()));
+    }
+    Ok(lock)
+}
+
+/// Takes `<root>/lock` exclusively, waiting (and saying so, unless `filling` exists: a
+/// detached fill holds it) while another process holds it.
+pub fn lock_exclusive(root: &Path, filling: &Path, progress: &dyn Progress) -> Result<File> {
     let path = root.join("lock");
     let file = OpenOptions::new()
         .create(true)
@@ -155,7 +162,7 @@ pub fn lock_exclusive(root: &Path, progress: &dyn Progress) -> Result<File> {
         .open(&path)
         .map_err(Error::io("open the store lock", &path))?;
     if rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
-        if !filling_marker(root).exists() {
+        if !filling.exists() {
             progress.notice(&format!(
                 "Blocking: waiting for another memorix process to release {}",
                 path.display()

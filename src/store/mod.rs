@@ -108,7 +108,7 @@ impl Store {
     /// Creates the layout under the writer lock, so concurrent first writers agree.
     fn create(root: &Path, progress: &dyn Progress) -> Result<Store> {
         fs::create_dir_all(root).map_err(Error::io("create the store directory", root))?;
-        let _lock = lock::lock_exclusive(root, progress)?;
+        let _lock = lock::lock_exclusive(root, &lock::filling_marker(root), progress)?;
         if root.join("VERSION").exists() {
             return Store::open(root);
         }

@@ -72,7 +72,12 @@ impl TestEnv {
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
-        self.run_cmd(self.command().args(args))
+        let run = self.run_cmd(self.command().args(args));
+        // A project named with -C may have a detached fill running too.
+        if let Some(dir) = args.windows(2).find(|w| w[0] == "-C").map(|w| self.project.join(w[1])) {
+            wait_for_project(&dir);
+        }
+        run
     }
 
     pub fn run_stdin(&self, args: &[&str], stdin: &[u8]) -> Run {
@@ -135,6 +140,7 @@ impl TestEnv {
 
     fn finish(&self, out: Output) -> Run {
         wait_for_store(&self.store);
+        wait_for_project(&self.project);
         let clean =
             |b: &[u8]| String::from_utf8_lossy(b).replace(self.root.to_str().expect("utf-8 root"), "[ROOT]");
         Run {
@@ -215,16 +221,36 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
 /// detached process holding it (filling `latest/`'s spare), which must not overlap what the
 /// test does next.
 pub fn wait_for_store(store: &Path) {
-    if let Ok(lock) = fs::File::open(store.join("lock")) {
-        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).expect("lock the store");
+    wait_for_lock(&store.join("lock"), &store.join("spare/filling"));
+}
+
+/// Waits until no process holds the project's lock (a first build leaves filling the kept
+/// memory tree to a detached process holding it).
+pub fn wait_for_project(project: &Path) {
+    wait_for_lock(&project.join(".memorix/lock"), &project.join(".memorix/tmp/filling"));
+}
+
+fn wait_for_lock(lock: &Path, marker: &Path) {
+    if let Ok(lock) = fs::File::open(lock) {
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).expect("lock");
     }
     // The fill releases the lock, then removes its marker (a killed one leaves it behind).
     for _ in 0..2000 {
-        if !store.join("spare/filling").exists() {
+        if !marker.exists() {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
+}
+
+/// Force-removes a read-only tree (a delivered `.memory/`).
+pub fn remove_tree(dir: &Path) {
+    for p in walk(dir).into_iter().chain([dir.to_path_buf()]) {
+        if fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) {
+            let _ = fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755));
+        }
+    }
+    let _ = fs::remove_dir_all(dir);
 }
 
 /// The paths of the files (not directories) below `dir`, relative and sorted.
