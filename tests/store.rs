@@ -462,6 +462,18 @@ fn log_show_ls_and_cat_read_the_history() {
     assert!(err.contains("`rules` has no generation g9"), "{err}");
     let err = env.run(&["ls", "docs/"]).expect(2).stderr;
     assert!(err.contains("`docs` has no generations in this store yet"), "{err}");
+
+    // `log -n 1` reads the newest generation and its parent, no further back: with the oldest
+    // record gone it still answers, while a full `log` names what is missing.
+    let g1 =
+        env.run(&["--json", "log", "rules"]).ok().json()[2]["generation"]["id"].as_str().unwrap().to_string();
+    let record = env.store.join("generations/rules").join(format!("{}.json", &g1[7..]));
+    fs::rename(&record, env.root.join("aside.json")).unwrap();
+    let newest = env.run(&["log", "-n", "1"]).ok().stdout;
+    assert!(all.starts_with(&newest) && newest.starts_with("rules@g3 "), "{newest}");
+    let err = env.run(&["log"]).expect(2).stderr;
+    assert!(err.contains(&g1[7..19]), "{err}");
+    fs::rename(env.root.join("aside.json"), &record).unwrap();
 }
 
 #[test]
@@ -681,6 +693,39 @@ fn the_first_ingest_leaves_the_spare_checkout_filled_after_it_answered() {
 
 /// A big ingest packs its trees into one file: nothing else changes for a reader (`ls`, `show`
 /// by an id prefix, `verify`), and a damaged pack is reported, naming the pack and the tree.
+#[test]
+fn packs_are_merged_by_gc_and_by_the_write_that_passes_the_limit() {
+    let env = TestEnv::new();
+    let packs = || fs::read_dir(env.store.join("packs")).unwrap().count();
+    // Each ingest stores 70 new directories' trees: one pack each.
+    let big = |n: usize| {
+        for d in 0..70 {
+            env.write(&format!("big{n}/d{d:02}/x.md"), &format!("# {n} {d}\n"));
+        }
+        env.run(&["ingest", &format!("docs/b{n}/"), env.project.join(format!("big{n}")).to_str().unwrap()])
+            .ok();
+    };
+    big(0);
+    big(1);
+    assert_eq!(packs(), 2);
+    let trees = env.run(&["--json", "verify"]).ok().json()["checked"]["trees"].clone();
+    env.run(&["gc"]).ok();
+    assert_eq!(packs(), 1, "gc leaves one pack");
+    assert_eq!(env.run(&["--json", "verify"]).ok().json()["checked"]["trees"], trees);
+    assert_eq!(env.run(&["cat", "docs/b0/d69/x.md@g1"]).ok().stdout, "# 0 69\n");
+
+    // Writes add packs up to the limit; the one past it merges them all.
+    for n in 2..=16 {
+        big(n);
+    }
+    assert_eq!(packs(), 16);
+    big(17);
+    assert_eq!(packs(), 1, "the 17th pack merged them");
+    env.run(&["verify"]).ok();
+    assert_eq!(env.run(&["cat", "docs/b1/d00/x.md"]).ok().stdout, "# 1 0\n");
+    assert_eq!(env.run(&["cat", "docs/b17/d42/x.md"]).ok().stdout, "# 17 42\n");
+}
+
 #[test]
 fn trees_of_a_big_ingest_are_one_pack_that_verify_checks() {
     let env = TestEnv::new();

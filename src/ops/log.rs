@@ -29,13 +29,19 @@ pub fn log(store_root: &Path, filter: Option<&Locator>, limit: Option<usize>) ->
     let path = filter.map(|l| l.path.clone()).unwrap_or_default();
     let mut out = Vec::new();
     for kind in kinds {
-        let history = store.history(kind)?;
+        // Read as far back as the limit reaches (and the parent of the last one shown).
+        let mut history = store.walk_history(kind)?.peekable();
         let mut taken = 0;
-        for (i, g) in history.iter().enumerate() {
+        while let Some(g) = history.next() {
+            let g = g?;
             if limit.is_some_and(|n| taken >= n) {
                 break;
             }
-            let parent_root = history.get(i + 1).map(|p| p.generation.root);
+            let parent_root = match history.peek() {
+                Some(Ok(p)) => Some(p.generation.root),
+                Some(Err(_)) => return Err(history.next().and_then(|r| r.err()).expect("peeked").into()),
+                None => None,
+            };
             let changes = changes_under(&store, parent_root.as_ref(), &g.generation.root, &path)?;
             if changes.is_empty() && !path.is_root() {
                 continue;

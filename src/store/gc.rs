@@ -187,7 +187,7 @@ impl Writer<'_> {
         for pack in repack {
             pack.report(self.store, &mut out);
             let mut keep: Vec<(Id, &[u8])> = pack.keep.iter().map(|(id, b)| (*id, b.as_slice())).collect();
-            self.put_pack(&mut keep)?;
+            self.write_pack(&mut keep)?;
             fs::remove_file(&pack.path).map_err(Error::io("remove", &pack.path))?;
         }
         for path in doomed {
@@ -196,6 +196,8 @@ impl Writer<'_> {
             fs::remove_file(&path).map_err(Error::io("remove", &path))?;
         }
         self.store.rescan_packs()?;
+        // What is left is kept in one pack, as `git gc` leaves it.
+        self.merge_packs()?;
         Ok(out)
     }
 }

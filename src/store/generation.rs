@@ -123,7 +123,8 @@ impl Store {
         {
             return Ok(Some(entry));
         }
-        Ok(self.history(kind)?.into_iter().find(|g| g.generation.seq == seq))
+        let found = self.walk_history(kind)?.find(|g| !g.as_ref().is_ok_and(|g| g.generation.seq != seq));
+        found.transpose()
     }
 
     /// Opens the generation a one-line file (a ref, an index entry) names.
@@ -188,16 +189,37 @@ impl Store {
 
     /// The generation chain of `kind`, newest first.
     pub fn history(&self, kind: Kind) -> Result<Vec<GenRef>> {
-        let mut out = Vec::new();
-        let mut next = self.latest(kind)?;
-        while let Some(g) = next {
-            next = match g.generation.parent {
-                Some(parent) => Some(GenRef { id: parent, generation: self.read_generation(kind, &parent)? }),
-                None => None,
-            };
-            out.push(g);
-        }
-        Ok(out)
+        self.walk_history(kind)?.collect()
+    }
+
+    /// The generation chain of `kind`, newest first, each generation read only when the walk
+    /// reaches it: a command that shows the newest few reads no more.
+    pub fn walk_history(&self, kind: Kind) -> Result<History<'_>> {
+        Ok(History { store: self, kind, next: self.latest(kind)?.map(Ok) })
+    }
+}
+
+/// A walk down a kind's generation chain ([`Store::walk_history`]).
+pub struct History<'s> {
+    store: &'s Store,
+    kind: Kind,
+    /// The next generation: read already (the tip), or only named by its child.
+    next: Option<std::result::Result<GenRef, Id>>,
+}
+
+impl Iterator for History<'_> {
+    type Item = Result<GenRef>;
+
+    fn next(&mut self) -> Option<Result<GenRef>> {
+        let g = match self.next.take()? {
+            Ok(g) => g,
+            Err(id) => match self.store.read_generation(self.kind, &id) {
+                Ok(generation) => GenRef { id, generation },
+                Err(e) => return Some(Err(e)),
+            },
+        };
+        self.next = g.generation.parent.map(Err);
+        Some(Ok(g))
     }
 }
 

@@ -186,7 +186,13 @@ impl Store {
             match known.iter().find(|p| p.path == path) {
                 Some(p) => all.push(p.clone()),
                 None => {
-                    let pack = Pack::open(&path).map_err(|e| pack_error(&path, e))?;
+                    let pack = match Pack::open(&path) {
+                        Ok(pack) => pack,
+                        // Merged or collected since it was listed: its live objects are in
+                        // a pack this listing has, or the next one.
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                        Err(e) => return Err(pack_error(&path, e)),
+                    };
                     all.push(Arc::new(pack));
                     fresh = true;
                 }
@@ -250,17 +256,53 @@ fn pack_error(path: &Path, e: io::Error) -> Error {
     }
 }
 
+/// A write that leaves more packs than this merges them all into one: a lookup probes each
+/// pack in turn, so their number must stay small (as git's `gc --auto` keeps it).
+pub const MAX_PACKS: usize = 16;
+
 impl Writer<'_> {
-    /// Stores `objects` (id and canonical bytes) as one pack, durable before
-    /// it is renamed into place and durable in place (a targeted fsync of the file and of
-    /// `packs/`, never a `syncfs`), and makes it known to this handle. Returns its path.
+    /// Stores `objects` as one pack ([`Writer::write_pack`]); returns its path (the merged
+    /// pack's, when this write left more than [`MAX_PACKS`] and merged them).
     pub(super) fn put_pack(&self, objects: &mut Vec<(Id, &[u8])>) -> Result<PathBuf> {
+        let dest = self.write_pack(objects)?;
+        match self.store.packs()?.len() > MAX_PACKS {
+            true => self.merge_packs().map(|merged| merged.unwrap_or(dest)),
+            false => Ok(dest),
+        }
+    }
+
+    /// Writes every packed object into one new pack and removes the others once it is
+    /// durable (a crash in between leaves objects twice, never lost); returns its path, or
+    /// `None` when there was at most one pack. A reader that listed a removed pack finds its
+    /// objects in the merged one when it lists `packs/` again on a miss.
+    pub(super) fn merge_packs(&self) -> Result<Option<PathBuf>> {
+        let packs = self.store.packs()?;
+        if packs.len() < 2 {
+            return Ok(None);
+        }
+        let mut objects = Vec::new();
+        for pack in packs.iter() {
+            objects.extend(pack.objects().map_err(|e| pack_error(&pack.path, e))?);
+        }
+        let mut refs: Vec<(Id, &[u8])> = objects.iter().map(|(id, b)| (*id, b.as_slice())).collect();
+        let merged = self.write_pack(&mut refs)?;
+        for old in packs.iter().filter(|p| p.path != merged) {
+            std::fs::remove_file(&old.path).map_err(Error::io("remove", &old.path))?;
+        }
+        self.store.rescan_packs()?;
+        Ok(Some(merged))
+    }
+
+    /// Stores `objects` (id and canonical bytes) as one pack, durable before it is renamed
+    /// into place and durable in place (a targeted fsync of the file and of `packs/`, never a
+    /// `syncfs`), and makes it known to this handle. Returns its path.
+    pub(super) fn write_pack(&self, objects: &mut Vec<(Id, &[u8])>) -> Result<PathBuf> {
         objects.sort_by_key(|o| o.0);
         objects.dedup_by_key(|o| o.0);
         let dir = self.store.packs_dir();
         super::fsutil::create_dir(&dir)?;
         let tmp = super::fsutil::temp_path(&self.store.tmp_dir(), Path::new("new.pack"));
-        let hash = write_pack(&tmp, objects).map_err(|e| {
+        let hash = write_pack_file(&tmp, objects).map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
             Error::io("write", &tmp)(e)
         })?;
@@ -274,7 +316,7 @@ impl Writer<'_> {
 }
 
 /// Writes the pack file at `path` (read-only, fsynced); returns the SHA-256 of its bytes.
-fn write_pack(path: &Path, objects: &[(Id, &[u8])]) -> io::Result<Id> {
+fn write_pack_file(path: &Path, objects: &[(Id, &[u8])]) -> io::Result<Id> {
     let mut out =
         Hashing { inner: BufWriter::new(super::fsutil::create_with_mode(path, 0o444)?), sha: Sha256::new() };
     out.write_all(HEADER)?;
@@ -333,7 +375,7 @@ mod tests {
         let mut objects: Vec<(Id, &[u8])> = bodies.iter().map(|b| (Id::of_bytes(b), b.as_slice())).collect();
         objects.sort_by_key(|o| o.0);
         let path = dir.path().join("p.pack");
-        let hash = write_pack(&path, &objects).unwrap();
+        let hash = write_pack_file(&path, &objects).unwrap();
         assert_eq!(hash, super::super::blob::hash_file(&path).unwrap());
         let pack = Pack::open(&path).unwrap();
         for (id, bytes) in &objects {
@@ -353,7 +395,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let body = b"x".to_vec();
         let path = dir.path().join("p.pack");
-        write_pack(&path, &[(Id::of_bytes(&body), &body)]).unwrap();
+        write_pack_file(&path, &[(Id::of_bytes(&body), &body)]).unwrap();
         let whole = std::fs::read(&path).unwrap();
         for cut in [&whole[..whole.len() - 1], &whole[1..], &whole[..10]] {
             let damaged = dir.path().join("d.pack");
