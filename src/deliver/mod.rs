@@ -437,11 +437,7 @@ pub fn activate(
     };
     let mut record = ActivationRecord::of(memory, delivery.environment, &files, &known)?;
     record.delivery = Some(mode);
-    fsutil::write_atomic(
-        state_dir,
-        &state_dir.join(RECORD),
-        &serde_json::to_vec(&record).expect("a record serializes"),
-    )?;
+    write_record(state_dir, &state_dir.join(RECORD), &record)?;
     remove_if_exists(&tmp.join(PENDING))?;
     crate::fault::point("activate.recorded");
     Ok((Placed { files: files.len(), reused, purged }, record))
@@ -488,9 +484,12 @@ pub fn fill_kept(state_dir: &Path, memory: &Path) -> Result<()> {
             .ok_or_else(|| Error::Vanished { path: format!("{dir}/"), memory: kept.clone() })?;
         *held = (mtime, ino);
     }
-    let text = serde_json::to_vec(&clone).expect("a record serializes");
-    fsutil::write_atomic(&tmp, &tmp.join(KEPT_RECORD), &text)?;
-    Ok(())
+    write_record(&tmp, &tmp.join(KEPT_RECORD), &clone)
+}
+
+/// Writes an activation record, streamed (at 100k files it is tens of MB of JSON).
+fn write_record(dir: &Path, path: &Path, record: &ActivationRecord) -> Result<()> {
+    Ok(fsutil::write_atomic_with(dir, path, 0o644, |out| Ok(serde_json::to_writer(out, record)?))?)
 }
 
 fn remove_if_exists(path: &Path) -> Result<()> {

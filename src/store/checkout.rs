@@ -282,11 +282,13 @@ fn walkdir(dir: &Path) -> Result<Vec<(PathBuf, bool)>> {
 struct Unlocked {
     dirs: BTreeSet<PathBuf>,
     after: Dirs,
+    /// Whether a directory was removed (a file may stand in its place by now).
+    removed: bool,
 }
 
 impl Unlocked {
     fn new(after: Dirs) -> Unlocked {
-        Unlocked { dirs: BTreeSet::new(), after }
+        Unlocked { dirs: BTreeSet::new(), after, removed: false }
     }
 
     fn open(&mut self, dir: &Path) -> Result<()> {
@@ -342,10 +344,13 @@ impl Unlocked {
         if matches!(self.after, Dirs::Writable) {
             return Ok(());
         }
-        // A directory removed during the update may be a file (a hardlinked blob) by now.
-        self.dirs.par_iter().try_for_each(|dir| match fs::symlink_metadata(dir) {
-            Ok(m) if m.is_dir() => Ok(fsutil::set_mode(dir, self.after.mode())?),
-            _ => Ok(()),
+        // A directory removed during the update may be a file (a hardlinked blob) by now; a
+        // fill that removed none (a fresh checkout) looks nothing up.
+        self.dirs.par_iter().try_for_each(|dir| -> Result<()> {
+            if !self.removed || fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+                fsutil::set_mode(dir, self.after.mode())?;
+            }
+            Ok(())
         })
     }
 }
@@ -381,6 +386,7 @@ fn apply_diff(writer: &Writer, dir: &Path, old: Option<&Id>, new: &Id) -> Result
             let parent = d.parent().expect("below the checkout").to_path_buf();
             unlocked.open(&parent)?;
             fs::remove_dir(&d).map_err(Error::io("remove", &d))?;
+            unlocked.removed = true;
             d = parent;
         }
     }

@@ -28,8 +28,23 @@ pub fn write_atomic(tmp_dir: &Path, dest: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 pub fn write_atomic_mode(tmp_dir: &Path, dest: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    write_atomic_with(tmp_dir, dest, mode, |f| f.write_all(bytes))
+}
+
+/// [`write_atomic_mode`] of what `write` writes (buffered): a large record is streamed to
+/// its file instead of being encoded in memory first.
+pub fn write_atomic_with(
+    tmp_dir: &Path,
+    dest: &Path,
+    mode: u32,
+    write: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<()>,
+) -> Result<()> {
     let tmp = temp_path(tmp_dir, dest);
-    let written = create_with_mode(&tmp, mode).and_then(|mut f| f.write_all(bytes));
+    let written = create_with_mode(&tmp, mode).and_then(|f| {
+        let mut out = io::BufWriter::new(f);
+        write(&mut out)?;
+        out.into_inner().map_err(io::IntoInnerError::into_error).map(drop)
+    });
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
         return Err(IoError::io("write", &tmp)(e));
