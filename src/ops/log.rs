@@ -37,11 +37,11 @@ pub fn log(store_root: &Path, filter: Option<&Locator>, limit: Option<usize>) ->
             if limit.is_some_and(|n| taken >= n) {
                 break;
             }
-            let parent_root = match history.peek() {
-                Some(Ok(p)) => Some(p.generation.root),
-                Some(Err(_)) => return Err(history.next().and_then(|r| r.err()).expect("peeked").into()),
-                None => None,
-            };
+            // A parent that cannot be read is an error, never "no parent" (all files added).
+            if matches!(history.peek(), Some(Err(_))) {
+                history.next().transpose()?;
+            }
+            let parent_root = history.peek().and_then(|p| p.as_ref().ok()).map(|p| p.generation.root);
             let changes = changes_under(&store, parent_root.as_ref(), &g.generation.root, &path)?;
             if changes.is_empty() && !path.is_root() {
                 continue;

@@ -261,24 +261,23 @@ fn pack_error(path: &Path, e: io::Error) -> Error {
 pub const MAX_PACKS: usize = 16;
 
 impl Writer<'_> {
-    /// Stores `objects` as one pack ([`Writer::write_pack`]); returns its path (the merged
-    /// pack's, when this write left more than [`MAX_PACKS`] and merged them).
-    pub(super) fn put_pack(&self, objects: &mut Vec<(Id, &[u8])>) -> Result<PathBuf> {
-        let dest = self.write_pack(objects)?;
-        match self.store.packs()?.len() > MAX_PACKS {
-            true => self.merge_packs().map(|merged| merged.unwrap_or(dest)),
-            false => Ok(dest),
+    /// Stores `objects` as one pack ([`Writer::write_pack`]), merging every pack into one
+    /// when this write leaves more than [`MAX_PACKS`].
+    pub(super) fn put_pack(&self, objects: &mut Vec<(Id, &[u8])>) -> Result<()> {
+        self.write_pack(objects)?;
+        if self.store.packs()?.len() > MAX_PACKS {
+            self.merge_packs()?;
         }
+        Ok(())
     }
 
     /// Writes every packed object into one new pack and removes the others once it is
-    /// durable (a crash in between leaves objects twice, never lost); returns its path, or
-    /// `None` when there was at most one pack. A reader that listed a removed pack finds its
-    /// objects in the merged one when it lists `packs/` again on a miss.
-    pub(super) fn merge_packs(&self) -> Result<Option<PathBuf>> {
+    /// durable (a crash in between leaves objects twice, never lost). A reader that listed a
+    /// removed pack finds its objects in the merged one when it lists `packs/` again on a miss.
+    pub(super) fn merge_packs(&self) -> Result<()> {
         let packs = self.store.packs()?;
         if packs.len() < 2 {
-            return Ok(None);
+            return Ok(());
         }
         let mut objects = Vec::new();
         for pack in packs.iter() {
@@ -290,7 +289,7 @@ impl Writer<'_> {
             std::fs::remove_file(&old.path).map_err(Error::io("remove", &old.path))?;
         }
         self.store.rescan_packs()?;
-        Ok(Some(merged))
+        Ok(())
     }
 
     /// Stores `objects` (id and canonical bytes) as one pack, durable before it is renamed
