@@ -11,7 +11,8 @@ use common::TestEnv;
 const V1: &str = "# A\n\nv1\n";
 const V2: &str = "# A\n\nv2\n";
 
-fn project() -> TestEnv {
+/// Two rules and a manifest mounting them, not built yet.
+fn unbuilt() -> TestEnv {
     let env = TestEnv::new();
     env.write("r/a.md", V1);
     env.write("r/b.md", "# B\n");
@@ -19,6 +20,11 @@ fn project() -> TestEnv {
         "memorix.toml",
         "[sources]\n\"rules/team/\" = \"./r\"\n\n[mounts.team]\nselect = [\"rules/team/\"]\n",
     );
+    env
+}
+
+fn project() -> TestEnv {
+    let env = unbuilt();
     env.run(&["build"]).ok();
     env
 }
@@ -144,13 +150,7 @@ fn every_crash_point_leaves_a_recoverable_state() {
 #[test]
 fn a_crash_while_cloning_the_memory_loses_nothing() {
     for (point, left) in [("memory.cloned", "tmp/stage"), ("memory.kept", "tmp/previous")] {
-        let env = TestEnv::new();
-        env.write("r/a.md", V1);
-        env.write("r/b.md", "# B\n");
-        env.write(
-            "memorix.toml",
-            "[sources]\n\"rules/team/\" = \"./r\"\n\n[mounts.team]\nselect = [\"rules/team/\"]\n",
-        );
+        let env = unbuilt();
         env.run_cmd(env.command().arg("build").env("MEMORIX_CRASH_AT", point)).ok();
         let state = env.project.join(".memorix");
         assert!(state.join(left).exists(), "{point}: the fill stopped there");
