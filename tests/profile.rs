@@ -193,11 +193,14 @@ fn an_update_brings_the_kept_previous_tree_up_to_date_and_swaps_it_in() {
     assert_eq!(fs::read_to_string(memory.join("team/f1.md")).unwrap(), "# File 1\n\nv3\n");
     env.run(&["verify", "--project"]).ok();
 
-    // A file of the kept tree changed behind memorix's back is placed again, never reused
-    // (unchanged files are shared with the memory directory, so the build names it there too).
+    // A file of the kept tree changed in place behind memorix's back is shared with the memory
+    // directory: like a no-op build, an update stats directories, not read-only files, so
+    // `status` is what sees it, and then the update places it again, never reusing it.
     let stale = kept.join("team/f3.md");
     fs::set_permissions(&stale, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
     fs::write(&stale, "tampered\n").unwrap();
+    let status = env.run(&["status"]).ok().stdout;
+    assert!(status.ends_with("    edited: team/f3.md\n"), "{status}");
     ingest("team/f2.md", "# File 2\n\nv2\n");
     let out = env.run(&["--json", "update"]).ok().json();
     assert_eq!(out["activated"]["reused"], 3, "f2 changed and f3 was edited: {out}");

@@ -343,13 +343,14 @@ impl ActivationRecord {
     }
 
     /// Whether `memory` holds exactly the files placed, each untouched since: every directory
-    /// keeps its (mtime, inode), so no file was added, removed or renamed, and every file its
-    /// stat. Stats only, in parallel; no directory is listed.
-    fn intact(&self, memory: &Path) -> bool {
+    /// keeps its (mtime, inode), so no file was added, removed or renamed, and (with
+    /// [`Look::Everything`]) every file its stat. Stats only, in parallel; no directory is listed.
+    fn intact(&self, memory: &Path, look: Look) -> bool {
         use rayon::prelude::*;
         !self.dirs.is_empty()
             && self.dirs_unchanged(memory, true)
-            && self.files.par_iter().all(|(rel, _)| self.unchanged(memory, rel))
+            && (look == Look::Directories
+                || self.files.par_iter().all(|(rel, _)| self.unchanged(memory, rel)))
     }
 
     /// Whether every recorded directory below `base` (and `base` itself, with `root`) keeps its
@@ -363,10 +364,34 @@ impl ActivationRecord {
     }
 
     /// Whether `memory` is [intact](Self::intact) and none of its content was purged since.
-    pub fn holds(&self, store: &Store, memory: &Path) -> bool {
+    pub fn holds(&self, store: &Store, memory: &Path, look: Look) -> bool {
         let purged = store.purged_ids();
-        self.intact(memory) && !self.files.values().any(|p| p.blob.is_some_and(|b| purged.contains(&b)))
+        self.intact(memory, look) && !self.files.values().any(|p| p.blob.is_some_and(|b| purged.contains(&b)))
     }
+}
+
+/// How much of a memory directory a check of its activation record stats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Look {
+    /// Every directory and every file (`status`, `verify --project`, and a build after one of
+    /// them found a file edited).
+    Everything,
+    /// The directories only, as a no-op build checks them: delivered files are read-only, and
+    /// nothing found one edited since the last good build. A one-file update of a large
+    /// environment then stats its directories, not each of its files twice.
+    Directories,
+}
+
+/// What the memory directory shows before an activation.
+#[derive(Debug, Clone, Copy)]
+pub struct Shown<'a> {
+    /// The state directory's activation record.
+    pub record: Option<&'a ActivationRecord>,
+    /// The environment the memory directory's index names.
+    pub environment: Option<Id>,
+    /// How far the record was found to hold: with [`Look::Directories`] (checked just before),
+    /// its files' stats are taken as they are recorded.
+    pub look: Look,
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
@@ -379,9 +404,9 @@ pub struct Placed {
 }
 
 /// Places `delivery` at `memory`: staged in `<state_dir>/tmp`, then swapped in, then recorded;
-/// returns what it placed and the new record. `recorded` is the state directory's record;
-/// where `memory` shows its environment (`shown`), files it placed that are untouched since
-/// and hold the same blob are reused. A `memory` that memorix did not make is refused before
+/// returns what it placed and the new record. Where `memory` shows the environment of the
+/// state directory's record (`shown`), files it placed that are untouched since and hold the
+/// same blob are reused. A `memory` that memorix did not make is refused before
 /// anything is written; a failed activation leaves no staged tree behind.
 pub fn activate(
     store: &Store,
@@ -389,9 +414,10 @@ pub fn activate(
     memory: &Path,
     delivery: &Delivery,
     mode: Mode,
-    (recorded, shown): (Option<&ActivationRecord>, Option<Id>),
+    shown: Shown,
     progress: &dyn Progress,
 ) -> Result<(Placed, ActivationRecord)> {
+    let recorded = shown.record;
     let tmp = state_dir.join("tmp");
     check_ours(memory, recorded, &tmp)?;
     fsutil::create_dir(&tmp)?;
@@ -401,8 +427,8 @@ pub fn activate(
         Some(_) => Stage::adopt(&kept, tmp.join("stage"))?,
         None => Stage::create(tmp.join("stage"))?,
     };
-    let previous = recorded.filter(|r| r.environment.is_some() && r.environment == shown);
-    let source = Source { memory, previous, spare: spare.as_ref() };
+    let previous = recorded.filter(|r| r.environment.is_some() && r.environment == shown.environment);
+    let source = Source { memory, previous, look: shown.look, spare: spare.as_ref() };
     let Staged { files, reused, purged, kept: untouched, placed } =
         fill_stage(store, &stage.0, &source, delivery, mode, progress)?;
     if let Some(parent) = memory.parent() {
@@ -459,7 +485,7 @@ pub fn fill_kept(state_dir: &Path, memory: &Path) -> Result<()> {
     let tmp = state_dir.join("tmp");
     let kept = tmp.join("previous");
     let record = match ActivationRecord::load(state_dir) {
-        Some(r) if spare_missing(state_dir) && r.intact(memory) => r,
+        Some(r) if spare_missing(state_dir) && r.intact(memory, Look::Everything) => r,
         _ => return Ok(()),
     };
     remove_if_exists(&tmp.join(KEPT_RECORD))?;
@@ -574,6 +600,8 @@ struct Source<'a> {
     memory: &'a Path,
     /// The record of what `memory` shows, when it is the environment it claims.
     previous: Option<&'a ActivationRecord>,
+    /// How far `previous` was found to hold.
+    look: Look,
     /// The record of the kept tree adopted as the stage, if one was.
     spare: Option<&'a ActivationRecord>,
 }
@@ -598,7 +626,10 @@ fn fill_stage<'a>(
     let erased = store.purged_ids();
     let (purged, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, b)| erased.contains(b));
     let kept = match source.spare {
-        Some(spare) => trim_spare(stage, spare, &files)?,
+        Some(spare) => {
+            let vouched = source.previous.filter(|_| source.look == Look::Directories);
+            trim_spare(stage, spare, vouched, &files)?
+        }
         None => Default::default(),
     };
     let missing: Vec<&(String, Id)> = files.iter().filter(|(p, _)| !kept.contains(p.as_str())).collect();
@@ -642,19 +673,25 @@ fn copies(mode: Mode) -> bool {
 
 /// Removes from the adopted `stage` every delivered file that `files` does not want as it is
 /// (another blob, gone, or touched since placed) and the directories left empty; returns the
-/// paths kept.
+/// paths kept. A file is stat'ed unless `vouched` (the memory directory's record, found to
+/// hold) records the same placement: the spare's unchanged files are the memory directory's,
+/// hardlinked, and its directories were checked.
 fn trim_spare<'a>(
     stage: &Path,
     spare: &'a ActivationRecord,
+    vouched: Option<&ActivationRecord>,
     files: &[(String, Id)],
 ) -> Result<std::collections::HashSet<&'a str>> {
     use rayon::prelude::*;
     let wanted: std::collections::HashMap<&str, Id> = files.iter().map(|(p, b)| (p.as_str(), *b)).collect();
-    let delivered: Vec<(&str, Option<Id>)> = spare.files.iter().map(|(p, f)| (p.as_str(), f.blob)).collect();
+    let delivered: Vec<(&str, &Placement)> = spare.files.iter().map(|(p, f)| (p.as_str(), f)).collect();
+    let untouched = |rel: &str, placed: &Placement| {
+        vouched.and_then(|v| v.files.get(rel)) == Some(placed) || spare.unchanged(stage, rel)
+    };
     let (kept, dropped): (Vec<_>, Vec<_>) = delivered
         .into_par_iter()
-        .filter(|(_, b)| b.is_some())
-        .partition(|(rel, blob)| wanted.get(rel).copied() == *blob && spare.unchanged(stage, rel));
+        .filter(|(_, p)| p.blob.is_some())
+        .partition(|(rel, p)| wanted.get(rel).copied() == p.blob && untouched(rel, p));
     let mut emptied = std::collections::BTreeSet::new();
     for (rel, _) in dropped {
         remove_if_exists(&stage.join(rel))?;

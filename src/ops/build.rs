@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::error::{Error, Result};
 use super::git_sources::SourceMove;
 use super::project::Project;
-use crate::deliver::{self, ActivationRecord, Delivery};
+use crate::deliver::{self, ActivationRecord, Delivery, Look, Shown};
 use crate::harness::{self, sync::Synced};
 use crate::manifest::Manifest;
 use crate::model::Id;
@@ -80,21 +80,14 @@ pub(crate) fn activate_with_reuse(
     store: &Store,
     project: &Project,
     delivery: &Delivery,
-    (recorded, shown): (Option<&ActivationRecord>, Option<Id>),
+    shown: deliver::Shown,
     spec: Option<&AgentsSpec>,
     progress: &dyn Progress,
 ) -> Result<(deliver::Placed, Synced, ActivationRecord)> {
     let m = &project.manifest;
     let plan = harness_plan(store, project, delivery, spec)?;
-    let (placed, record) = deliver::activate(
-        store,
-        &project.state_dir,
-        &m.memory_dir(),
-        delivery,
-        m.delivery,
-        (recorded, shown),
-        progress,
-    )?;
+    let (placed, record) =
+        deliver::activate(store, &project.state_dir, &m.memory_dir(), delivery, m.delivery, shown, progress)?;
     if deliver::spare_missing(&project.state_dir) {
         super::background::fill_memory_later(project);
     }
@@ -393,7 +386,10 @@ fn activate(
     let shown = deliver::shown_environment(&memory);
     // Exactly what the last activation placed, none of it purged since.
     let recorded = ActivationRecord::load(&project.state_dir);
-    let intact = recorded.as_ref().is_some_and(|r| r.holds(store, &memory));
+    let look = recorded.as_ref().map_or(Look::Everything, |r| stamp_look(project, r));
+    let intact = recorded.as_ref().is_some_and(|r| r.holds(store, &memory, look));
+    // Files are taken as recorded only where the directories held.
+    let look = if intact { look } else { Look::Everything };
     let same = current.as_ref().is_some_and(|b| b.environment == env_id) && shown == Some(env_id) && intact;
     let agents = Some(spec.clone().unwrap_or_else(AgentsSpec::none));
     if same {
@@ -418,8 +414,14 @@ fn activate(
     };
     record_agents(profile, generation, agents);
     delivery.generation = generation;
-    let (placed, synced, record) =
-        activate_with_reuse(store, project, &delivery, (recorded.as_ref(), shown), spec.as_ref(), progress)?;
+    let (placed, synced, record) = activate_with_reuse(
+        store,
+        project,
+        &delivery,
+        Shown { record: recorded.as_ref(), environment: shown, look },
+        spec.as_ref(),
+        progress,
+    )?;
     profile.save(&project.state_dir)?;
     crate::fault::point("profile.saved");
     let activated = Activated {
@@ -495,6 +497,20 @@ fn write_stamp(
 }
 
 pub(crate) const STAMP: &str = "build-stamp";
+
+/// How much of `.memory/` must be stat'ed to trust `record`: its directories only while the
+/// last good build's stamp names the recorded environment (`status` and `verify --project`
+/// forget the stamp when they find a file edited in place), else every file.
+fn stamp_look(project: &Project, record: &ActivationRecord) -> Look {
+    use std::io::Read;
+    // The environment is on the stamp's third line, after two hashes; its directories follow.
+    let mut head = String::new();
+    let file = std::fs::File::open(project.state_dir.join(STAMP));
+    let _ = file.map(|f| f.take(512).read_to_string(&mut head));
+    let named =
+        head.lines().nth(2).and_then(|l| l.split_once(' ')).and_then(|(env, _)| env.parse::<Id>().ok());
+    if named.is_some() && named == record.environment { Look::Directories } else { Look::Everything }
+}
 
 /// Makes the next build check `.memory/` whole (a read command found it changed).
 pub(crate) fn forget_stamp(project: &Project) {

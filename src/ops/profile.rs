@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::build::activate_with_reuse;
 use super::error::{Error, Result};
 use super::project::Project;
-use crate::deliver::{self, Delivery, Placed};
+use crate::deliver::{self, Delivery, Look, Placed, Shown};
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
 use crate::progress::Progress;
@@ -89,7 +89,8 @@ pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn P
         &store,
         &project,
         &delivery,
-        (recorded.as_ref(), shown),
+        // Not checked here: every file is looked at.
+        Shown { record: recorded.as_ref(), environment: shown, look: Look::Everything },
         spec.as_ref(),
         progress,
     )?;

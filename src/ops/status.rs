@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::error::Result;
 use super::project::{LockState, Project};
-use crate::deliver::{self, ActivationRecord, Delivery, Drift};
+use crate::deliver::{self, ActivationRecord, Delivery, Drift, Look};
 use crate::model::Id;
 use crate::profile::Profile;
 use crate::progress::Progress;
@@ -125,7 +125,7 @@ fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Resul
     let record = ActivationRecord::load(&project.state_dir);
     let record = record.filter(|r| r.environment == Some(current.environment));
     let memory = m.memory_dir();
-    let drift = match record.as_ref().filter(|r| r.holds(store, &memory)) {
+    let drift = match record.as_ref().filter(|r| r.holds(store, &memory, Look::Everything)) {
         Some(r) => deliver::Drift { files: r.files.len(), ..Default::default() },
         None => deliver::inspect(store, &memory, delivery()?, m.delivery, record.as_ref())?,
     };
