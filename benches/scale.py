@@ -181,6 +181,8 @@ def hundred_mounts(m, work, size, runs):
     wait_for_store(b.store)
 
     def fresh():
+        # The last build's detached fill of the kept memory tree must not race the removal.
+        wait_for_project(b.project)
         for p in (".memory", ".memorix", "memorix.lock"):
             path = os.path.join(b.project, p)
             if os.path.isdir(path):

@@ -28,7 +28,16 @@ impl Id {
 
     /// The 64 lowercase hex digits, as used in file names and tree entries.
     pub fn hex(&self) -> String {
-        hex::encode(self.0)
+        self.text().hex().to_string()
+    }
+
+    /// `sha256:<64 hex>` on the stack: records hold ids by the hundred thousand, and encoding
+    /// through a `String` per id showed in their profiles.
+    pub fn text(&self) -> IdText {
+        let mut buf = [0u8; 71];
+        buf[..Id::PREFIX.len()].copy_from_slice(Id::PREFIX.as_bytes());
+        hex::encode_to_slice(self.0, &mut buf[Id::PREFIX.len()..]).expect("64 digits fit");
+        IdText(buf)
     }
 
     /// The first 12 hex digits, for human output.
@@ -47,9 +56,26 @@ impl Id {
     }
 }
 
+/// An id's display form, as ASCII bytes.
+pub struct IdText([u8; 71]);
+
+impl IdText {
+    /// The 64 hex digits alone.
+    pub fn hex(&self) -> &str {
+        &self[Id::PREFIX.len()..]
+    }
+}
+
+impl std::ops::Deref for IdText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("ASCII")
+    }
+}
+
 impl fmt::Display for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", Id::PREFIX, self.hex())
+        f.write_str(&self.text())
     }
 }
 
@@ -73,14 +99,24 @@ impl FromStr for Id {
 
 impl Serialize for Id {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        s.serialize_str(&self.text())
     }
 }
 
 impl<'de> Deserialize<'de> for Id {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Id, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
+        /// Parses the string where the deserializer holds it, without an owned copy.
+        struct IdVisitor;
+        impl serde::de::Visitor<'_> for IdVisitor {
+            type Value = Id;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an id, sha256:<64 lowercase hex digits>")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Id, E> {
+                s.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_str(IdVisitor)
     }
 }
 

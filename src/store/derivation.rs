@@ -165,7 +165,7 @@ impl Serialize for DerivationEntry {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut t = s.serialize_tuple(2)?;
         t.serialize_element(&self.path)?;
-        t.serialize_element(&self.blob.hex())?;
+        t.serialize_element(self.blob.text().hex())?;
         t.end()
     }
 }
