@@ -33,6 +33,13 @@ fn gc_removes_temp_files_and_unreachable_objects_only() {
         hex::encode(sha2::Sha256::digest(b"orphan\n"))
     };
     common::write_file(&env.store.join("blobs").join(&orphan[..2]).join(&orphan), b"orphan\n");
+    // While a writer holds the lock (a detached fill, say), what is in tmp/ is its own.
+    let held = fs::File::open(env.store.join("lock")).unwrap();
+    held.lock().unwrap();
+    let out = env.command().args(["gc", "--dry-run"]).output().unwrap();
+    let last = String::from_utf8_lossy(&out.stdout).lines().last().map(str::to_owned);
+    assert_eq!(last.as_deref(), Some("Would remove 0 temp files and 1 unreachable objects (7 bytes)"));
+    drop(held);
     let before = env.store_listing();
     let dry = env.run(&["--json", "gc", "--dry-run"]).ok().json();
     assert_eq!(dry["temp_files"], 1);

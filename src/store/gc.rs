@@ -141,7 +141,12 @@ impl Store {
 
     /// What `gc` would remove, removing nothing.
     pub fn garbage(&self) -> Result<GcOutcome> {
-        let temp_files = fs::read_dir(self.tmp_dir()).map(|d| d.count()).unwrap_or(0);
+        // While a writer is at work (a detached fill, say) what is in tmp/ is its own, not left over.
+        let temp_files = if self.writer_at_work() {
+            0
+        } else {
+            fs::read_dir(self.tmp_dir()).map(|d| d.count()).unwrap_or(0)
+        };
         let mut out = GcOutcome { dry_run: true, temp_files, ..GcOutcome::default() };
         let live = self.live_projects(&mut out)?;
         let (doomed, repack) = self.unreachable(&live)?;

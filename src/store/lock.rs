@@ -111,6 +111,12 @@ impl Store {
         Ok(writer)
     }
 
+    /// Whether another process holds the writer lock now (checked without waiting or taking it).
+    pub(super) fn writer_at_work(&self) -> bool {
+        let Ok(file) = File::open(self.root().join("lock")) else { return false };
+        rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive).is_err()
+    }
+
     /// A writer holding `lock`, this store's lock file handed over by a writer of another
     /// process (as standard input, see [`take_handoff`]); `tmp/` is left as it is.
     pub fn writer_inherited(&self, lock: File) -> Result<Writer<'_>> {
