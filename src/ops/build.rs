@@ -80,7 +80,7 @@ pub(crate) fn activate_with_reuse(
     store: &Store,
     project: &Project,
     delivery: &Delivery,
-    shown: deliver::Shown,
+    shown: Shown,
     spec: Option<&AgentsSpec>,
     progress: &dyn Progress,
 ) -> Result<(deliver::Placed, Synced, ActivationRecord)> {
@@ -504,11 +504,14 @@ pub(crate) const STAMP: &str = "build-stamp";
 fn stamp_look(project: &Project, record: &ActivationRecord) -> Look {
     use std::io::Read;
     // The environment is on the stamp's third line, after two hashes; its directories follow.
-    let mut head = String::new();
+    let mut head = Vec::new();
     let file = std::fs::File::open(project.state_dir.join(STAMP));
-    let _ = file.map(|f| f.take(512).read_to_string(&mut head));
-    let named =
-        head.lines().nth(2).and_then(|l| l.split_once(' ')).and_then(|(env, _)| env.parse::<Id>().ok());
+    let _ = file.map(|f| f.take(512).read_to_end(&mut head));
+    let named = String::from_utf8_lossy(&head)
+        .lines()
+        .nth(2)
+        .and_then(|l| l.split_once(' '))
+        .and_then(|(env, _)| env.parse::<Id>().ok());
     if named.is_some() && named == record.environment { Look::Directories } else { Look::Everything }
 }
 
