@@ -507,11 +507,7 @@ fn stamp_look(project: &Project, record: &ActivationRecord) -> Look {
     let mut head = Vec::new();
     let file = std::fs::File::open(project.state_dir.join(STAMP));
     let _ = file.map(|f| f.take(512).read_to_end(&mut head));
-    let named = String::from_utf8_lossy(&head)
-        .lines()
-        .nth(2)
-        .and_then(|l| l.split_once(' '))
-        .and_then(|(env, _)| env.parse::<Id>().ok());
+    let named = String::from_utf8_lossy(&head).lines().nth(2).and_then(stamp_binding).map(|(env, _)| env);
     if named.is_some() && named == record.environment { Look::Directories } else { Look::Everything }
 }
 
@@ -527,7 +523,7 @@ fn fresh_stamp(saved: &str, inputs: &str, memory: &Path) -> Option<(Id, u64)> {
     use rustix::fs::{AtFlags, CWD, Mode, OFlags};
     let rest = saved.strip_prefix(inputs)?;
     let (head, entries) = rest.split_once('\n')?;
-    let (env, generation) = head.split_once(' ')?;
+    let binding = stamp_binding(head)?;
     // Paths are stat'ed relative to the memory directory, in parallel: a no-op build of a
     // large environment is mostly these calls.
     let dir =
@@ -546,6 +542,12 @@ fn fresh_stamp(saved: &str, inputs: &str, memory: &Path) -> Option<(Id, u64)> {
     };
     let lines: Vec<&str> = entries.lines().collect();
     (!lines.is_empty() && lines.par_iter().all(|l| holds(l).is_some())).then_some(())?;
+    Some(binding)
+}
+
+/// The stamp's `<environment> <generation>` line, the one line of its layout read in two places.
+fn stamp_binding(line: &str) -> Option<(Id, u64)> {
+    let (env, generation) = line.split_once(' ')?;
     Some((env.parse().ok()?, generation.parse().ok()?))
 }
 
