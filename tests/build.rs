@@ -627,3 +627,19 @@ fn artifacts_summary_built_in_and_hooks_once_per_derivation() {
     assert!(out.stderr.contains("warning: artifact `broken` for derivation"), "{}", out.stderr);
     assert!(env.run(&["build"]).ok().stderr.contains("warning: artifact `broken`"));
 }
+
+/// A Store file named with `@` (`logo@2x.md`, not a locator's selector) is built, explained
+/// and verified like any other: its derivation records where it came from.
+#[test]
+fn a_file_named_with_an_at_sign_is_built_explained_and_verified() {
+    let env = TestEnv::new();
+    env.ingest("docs/site/", &[("img/logo@2x.md", "retina\n"), ("index.md", "home\n")]);
+    env.write("memorix.toml", "[mounts.site]\nselect = [\"docs/site/\"]\n");
+    env.run(&["build"]).ok();
+    let placed = env.project.join(".memory/site/img/logo@2x.md");
+    assert_eq!(fs::read_to_string(&placed).unwrap(), "retina\n");
+    let e = env.run(&["--json", "explain", ".memory/site/img/logo@2x.md"]).ok().json();
+    assert_eq!(e["origin"], "docs/site/img/logo@2x.md");
+    let report = env.run(&["--json", "verify"]).ok().json();
+    assert_eq!(report["problems"], serde_json::json!([]), "{report}");
+}

@@ -255,3 +255,72 @@ fn the_kept_tree_is_filled_only_from_an_intact_memory_and_under_the_handed_lock(
     env.run(&["build"]).ok();
     env.run(&["verify", "--project"]).ok();
 }
+
+/// Each directory and file of `.memory/` as the activation record holds it must be what a
+/// fresh stat finds: (mtime ns, inode) of directories, (size, mtime ns, inode) of files.
+fn assert_record_is_true(env: &TestEnv) {
+    let memory = env.project.join(".memory");
+    let record: serde_json::Value =
+        serde_json::from_slice(&fs::read(env.project.join(".memorix/activation.json")).unwrap()).unwrap();
+    let mtime = |m: &fs::Metadata| m.mtime() * 1_000_000_000 + m.mtime_nsec();
+    let dirs = record["dirs"].as_object().unwrap();
+    for (d, held) in dirs {
+        let m = fs::metadata(memory.join(d)).unwrap();
+        assert_eq!(held, &serde_json::json!([mtime(&m), m.ino()]), "directory {d:?}");
+    }
+    let mut on_disk: Vec<String> = common::walk(&memory)
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .map(|p| p.strip_prefix(&memory).unwrap().display().to_string())
+        .collect();
+    on_disk.push(String::new());
+    on_disk.sort();
+    assert_eq!(dirs.keys().cloned().collect::<Vec<_>>(), on_disk, "every directory is recorded");
+    for (f, placed) in record["files"].as_object().unwrap() {
+        let m = fs::symlink_metadata(memory.join(f)).unwrap();
+        let seen = serde_json::json!([m.size(), mtime(&m), m.ino()]);
+        assert_eq!(
+            serde_json::json!([placed["size"], placed["mtime_ns"], placed["ino"]]),
+            seen,
+            "file {f:?}"
+        );
+    }
+}
+
+#[test]
+fn an_update_records_each_directory_it_took_over_or_changed_as_it_is() {
+    let env = TestEnv::new();
+    for f in ["a/x.md", "a/b/y.md", "c/z.md", "d/e/w.md", "top.md"] {
+        env.write(&format!("team/{f}"), &format!("{f} v1\n"));
+    }
+    let ingest = || env.run(&["ingest", "rules/team/", env.project.join("team").to_str().unwrap()]).ok();
+    ingest();
+    env.write("memorix.toml", "[mounts.team]\nselect = [\"rules/team/\"]\n");
+    env.run(&["build"]).ok();
+    common::wait_for_project(&env.project);
+    assert_record_is_true(&env);
+    let memory = env.project.join(".memory");
+    let kept = env.project.join(".memorix/tmp/previous");
+    let ino = |p: &std::path::Path| fs::metadata(p).unwrap().ino();
+
+    // One file deep in `a/`: `c/` and `d/e/` are the kept tree's, untouched.
+    env.write("team/a/b/y.md", "a/b/y.md v2\n");
+    ingest();
+    let clone = ino(&kept);
+    let out = env.run(&["--json", "update"]).ok().json();
+    assert_eq!(ino(&memory), clone, "the kept tree was brought up to date: {out}");
+    assert_record_is_true(&env);
+
+    // A file removed (its directories go with it) and one added in new directories.
+    fs::remove_file(env.project.join("team/d/e/w.md")).unwrap();
+    env.write("team/f/g/new.md", "new\n");
+    ingest();
+    let clone = ino(&kept);
+    env.run(&["update"]).ok();
+    assert_eq!(ino(&memory), clone);
+    assert!(!memory.join("team/d").exists());
+    assert_eq!(fs::read_to_string(memory.join("team/f/g/new.md")).unwrap(), "new\n");
+    assert_record_is_true(&env);
+    assert!(env.run(&["build"]).ok().stdout.starts_with("Nothing to do"));
+    env.run(&["verify", "--project"]).ok();
+}

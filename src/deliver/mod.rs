@@ -461,7 +461,23 @@ pub fn activate(
         Some(p) => Some(*p),
         None => Some(*spare.as_ref()?.files.get(rel).filter(|_| untouched.contains(rel))?),
     };
-    let mut record = ActivationRecord::of(memory, delivery.environment, &files, &known)?;
+    // A directory of the adopted spare keeps the stat `spare` checked unless a file was placed
+    // or removed in it (or below it, which may have removed a directory).
+    let changed: std::collections::HashSet<&str> = match &spare {
+        Some(s) => files
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .chain(s.files.keys().map(String::as_str))
+            .filter(|p| !untouched.contains(p))
+            .flat_map(|p| p.match_indices('/').map(move |(i, _)| &p[..i]))
+            .collect(),
+        None => Default::default(),
+    };
+    let known_dir = |d: &str| match d.is_empty() || changed.contains(d) {
+        true => None,
+        false => spare.as_ref()?.dirs.get(d).copied(),
+    };
+    let mut record = ActivationRecord::of(memory, delivery.environment, &files, &known, &known_dir)?;
     record.delivery = Some(mode);
     write_record(state_dir, &state_dir.join(RECORD), &record)?;
     remove_if_exists(&tmp.join(PENDING))?;
@@ -710,13 +726,15 @@ fn trim_spare<'a>(
 }
 
 impl ActivationRecord {
-    /// What `memory` holds right after placing `files` of `environment`; `known` gives the
-    /// placement of a file whose stat is already known.
+    /// What `memory` holds right after placing `files` of `environment`; `known` and
+    /// `known_dir` give the placement of a file and the (mtime, inode) of a directory whose
+    /// stat is already known.
     fn of(
         memory: &Path,
         environment: Id,
         files: &[(String, Id)],
         known: &dyn Fn(&str) -> Option<Placement>,
+        known_dir: &(dyn Fn(&str) -> Option<(i64, u64)> + Sync),
     ) -> Result<ActivationRecord> {
         use rayon::prelude::*;
         let mut dirs = std::collections::BTreeSet::from([""]);
@@ -733,8 +751,8 @@ impl ActivationRecord {
         let dirs: Vec<&str> = dirs.into_iter().collect();
         let dirs = dirs
             .par_iter()
-            .map(|d| match stat(&memory.join(d)) {
-                Some((_, mtime, ino)) => Ok((d.to_string(), (mtime, ino))),
+            .map(|d| match known_dir(d).or_else(|| stat(&memory.join(d)).map(|(_, m, ino)| (m, ino))) {
+                Some(held) => Ok((d.to_string(), held)),
                 None => Err(Error::Vanished { path: format!("{d}/"), memory: memory.to_path_buf() }),
             })
             .collect::<Result<_>>()?;

@@ -47,12 +47,25 @@ impl Id {
 
     /// Parses exactly 64 lowercase hex digits (no `sha256:`), the form inside store files.
     pub fn from_hex(s: &str) -> Option<Id> {
-        if s.len() != 64 || !s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        // One pass over the digits: records of large environments hold hundreds of thousands.
+        let s = s.as_bytes();
+        if s.len() != 64 {
             return None;
         }
         let mut out = [0u8; 32];
-        hex::decode_to_slice(s, &mut out).ok()?;
+        for (byte, pair) in out.iter_mut().zip(s.chunks_exact(2)) {
+            *byte = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+        }
         Some(Id(out))
+    }
+}
+
+/// The value of a lowercase hex digit.
+const fn nibble(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        _ => None,
     }
 }
 
@@ -170,6 +183,15 @@ mod tests {
         assert_eq!(id.to_string().parse::<Id>().unwrap(), id);
         assert!(id.to_string().to_uppercase().parse::<Id>().is_err());
         assert!(id.hex().parse::<Id>().is_err(), "bare hex is not the display form");
+        assert_eq!(Id::from_hex(&id.hex()), Some(id));
+        let ff = "f".repeat(64);
+        assert_eq!(Id::from_hex(&ff), Some(Id::from_bytes([0xff; 32])));
+        for bad in ["g", "/", ":", "`", "G", "é"] {
+            let text = format!("{bad}{}", &id.hex()[bad.len()..]);
+            assert_eq!(Id::from_hex(&text), None, "{text:?}");
+        }
+        assert_eq!(Id::from_hex(&id.hex()[1..]), None, "63 digits");
+        assert_eq!(Id::from_hex(&format!("{}0", id.hex())), None, "65 digits");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::error::{Error, Result};
 use super::objdir::object_dir;
 use super::{Store, Writer, fsutil};
 use crate::model::decision::Decision;
-use crate::model::{EntryKind, Id, Kind, Locator, Name, StorePath, canonical};
+use crate::model::{EntryKind, Id, Kind, Name, StorePath, canonical};
 
 pub const RECORD: &str = "derivation.json";
 const ARTIFACTS: &str = "artifacts";
@@ -65,9 +65,29 @@ pub struct DerivationRecord {
     pub entries: Vec<DerivationEntry>,
     pub origins: Vec<EntryOrigin>,
     pub provenance: Vec<Provenance>,
+    /// The id once computed or checked: encoding the entries of a large derivation takes a
+    /// while, and a build needs its id more than once.
+    #[serde(skip)]
+    id: std::cell::OnceCell<Id>,
 }
 
 impl DerivationRecord {
+    pub fn new(
+        entries: Vec<DerivationEntry>,
+        origins: Vec<EntryOrigin>,
+        provenance: Vec<Provenance>,
+        decisions: Vec<Decision>,
+    ) -> DerivationRecord {
+        DerivationRecord { decisions, entries, origins, provenance, id: std::cell::OnceCell::new() }
+    }
+
+    /// The record of entries whose id the caller has computed ([`DerivationRecord::id_of`]).
+    pub(crate) fn known_as(self, id: Id) -> DerivationRecord {
+        debug_assert_eq!(id, DerivationRecord::id_of(&self.entries));
+        let _ = self.id.set(id);
+        self
+    }
+
     /// The derivation id: a pure function of the sorted (path, blob) entries.
     pub fn id_of(entries: &[DerivationEntry]) -> Id {
         #[derive(Serialize)]
@@ -78,7 +98,7 @@ impl DerivationRecord {
     }
 
     pub fn id(&self) -> Id {
-        DerivationRecord::id_of(&self.entries)
+        *self.id.get_or_init(|| DerivationRecord::id_of(&self.entries))
     }
 
     /// Decodes a derivation record and checks that its entries hash to `id` and that each has
@@ -150,7 +170,9 @@ impl Writer<'_> {
     /// Stores a derivation record unless it exists. Returns its id and whether it was new.
     pub fn put_derivation(&self, record: &DerivationRecord) -> Result<(Id, bool)> {
         let id = record.id();
-        let new = self.put_record("derivations", &id, RECORD, &canonical::encode(record))?;
+        // A stored derivation is not encoded again.
+        let new = !self.store.has_derivation(&id)
+            && self.put_record("derivations", &id, RECORD, &canonical::encode(record))?;
         Ok((id, new))
     }
 
@@ -205,13 +227,53 @@ impl<'de> Deserialize<'de> for EntryOrigin {
                 if seq.next_element::<de::IgnoredAny>()?.is_some() {
                     return Err(missing());
                 }
-                let file = Locator::parse_place(&place)
-                    .ok()
-                    .filter(|l| !l.subtree)
+                // `kind/path`, split at the first `/`: not a locator, whose `@` would start a
+                // selector (a Store file may be named `logo@2x.png`).
+                let (kind, store_path) = place
+                    .split_once('/')
+                    .and_then(|(kind, path)| Some((Kind::parse(kind)?, StorePath::new(path).ok()?)))
+                    .filter(|(_, path)| !path.is_root())
                     .ok_or_else(|| de::Error::custom(format!("origin {place:?} is not a Store file")))?;
-                Ok(EntryOrigin { path, kind: file.kind, store_path: file.path, locator })
+                Ok(EntryOrigin { path, kind, store_path, locator })
             }
         }
         d.deserialize_tuple(3, V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(store_path: &str) -> DerivationRecord {
+        let path = StorePath::new("x/logo@2x.md").unwrap();
+        let entry = DerivationEntry { path: path.clone(), blob: Id::of_bytes(b"logo") };
+        let origin = EntryOrigin {
+            path,
+            kind: Kind::Docs,
+            store_path: StorePath::new(store_path).unwrap(),
+            locator: 0,
+        };
+        DerivationRecord::new(vec![entry], vec![origin], Vec::new(), Vec::new())
+    }
+
+    #[test]
+    fn an_origin_named_with_an_at_sign_reads_back() {
+        let written = record("lib/x/logo@2x.md");
+        let bytes = canonical::encode(&written);
+        let read = DerivationRecord::decode(&bytes, &written.id()).unwrap();
+        assert_eq!(read.origins, written.origins);
+        assert_eq!(read.origins[0].place(), "docs/lib/x/logo@2x.md");
+    }
+
+    #[test]
+    fn an_origin_that_is_not_a_store_file_is_refused() {
+        let written = record("lib/x/logo@2x.md");
+        let good = String::from_utf8(canonical::encode(&written)).unwrap();
+        for bad in ["docs/", "docs", "notes/lib/a.md", "docs/lib//a.md", "docs/lib/../a.md"] {
+            let text = good.replace("docs/lib/x/logo@2x.md", bad);
+            let err = DerivationRecord::decode(text.as_bytes(), &written.id()).unwrap_err();
+            assert!(err.contains("is not a Store file"), "{bad}: {err}");
+        }
     }
 }

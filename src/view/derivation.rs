@@ -67,6 +67,8 @@ impl DerivationPlan {
     /// A stored derivation's plan, without walking its locators' trees again (a sticky mount
     /// whose derivation the Store already holds).
     pub fn from_record(record: DerivationRecord) -> DerivationPlan {
+        // Checked when the record was read: its id is known.
+        let id = std::cell::OnceCell::from(record.id());
         let files = record
             .entries
             .into_iter()
@@ -77,7 +79,6 @@ impl DerivationPlan {
                 (e.path, origin)
             })
             .collect();
-        let id = std::cell::OnceCell::new();
         DerivationPlan { files, decisions: record.decisions, provenance: record.provenance, delta: None, id }
     }
 
@@ -97,11 +98,15 @@ impl DerivationPlan {
             store_path: o.store_path.clone(),
             locator: o.locator,
         });
-        DerivationRecord {
-            entries: self.entries(),
-            origins: origins.collect(),
-            provenance: self.provenance.clone(),
-            decisions: self.decisions.clone(),
+        let record = DerivationRecord::new(
+            self.entries(),
+            origins.collect(),
+            self.provenance.clone(),
+            self.decisions.clone(),
+        );
+        match self.id.get() {
+            Some(id) => record.known_as(*id),
+            None => record,
         }
     }
 }
