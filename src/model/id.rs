@@ -53,21 +53,27 @@ impl Id {
             return None;
         }
         let mut out = [0u8; 32];
+        // Without a branch per digit: a bad digit sets a high bit, checked once at the end.
+        let mut bad = 0;
         for (byte, pair) in out.iter_mut().zip(s.chunks_exact(2)) {
-            *byte = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+            let (hi, lo) = (NIBBLE[pair[0] as usize], NIBBLE[pair[1] as usize]);
+            bad |= hi | lo;
+            *byte = (hi << 4) | (lo & 0x0f);
         }
-        Some(Id(out))
+        (bad & 0xf0 == 0).then_some(Id(out))
     }
 }
 
-/// The value of a lowercase hex digit.
-const fn nibble(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        _ => None,
+/// The value of each lowercase hex digit; 0xff for every other byte.
+const NIBBLE: [u8; 256] = {
+    let mut table = [0xff; 256];
+    let mut i = 0;
+    while i < 16 {
+        table[b"0123456789abcdef"[i] as usize] = i as u8;
+        i += 1;
     }
-}
+    table
+};
 
 /// An id's display form, as ASCII bytes.
 pub struct IdText([u8; 71]);
