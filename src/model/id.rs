@@ -47,13 +47,13 @@ impl Id {
 
     /// Parses exactly 64 lowercase hex digits (no `sha256:`), the form inside store files.
     pub fn from_hex(s: &str) -> Option<Id> {
-        // One pass over the digits: records of large environments hold hundreds of thousands.
+        // Records of large environments hold hundreds of thousands of ids: one pass through a
+        // table, without a branch per digit (a bad digit sets a high bit, checked at the end).
         let s = s.as_bytes();
         if s.len() != 64 {
             return None;
         }
         let mut out = [0u8; 32];
-        // Without a branch per digit: a bad digit sets a high bit, checked once at the end.
         let mut bad = 0;
         for (byte, pair) in out.iter_mut().zip(s.chunks_exact(2)) {
             let (hi, lo) = (NIBBLE[pair[0] as usize], NIBBLE[pair[1] as usize]);
