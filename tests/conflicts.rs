@@ -147,3 +147,23 @@ fn nested_mounts_the_deeper_mount_wins_and_the_environment_records_it() {
     assert_eq!(shown["decisions"][0]["winner"], "python/web");
     env.run(&["verify"]).ok();
 }
+
+/// The override an ambiguous conflict suggests settles it, also for a file whose name holds
+/// `@`: an override's value is a Store file path, not a locator with a selector.
+#[test]
+fn the_suggested_override_settles_a_conflict_on_a_name_with_an_at_sign() {
+    let env = TestEnv::new();
+    ingest(&env, "rules/a/", &[("logo@2x.md", "a\n")]);
+    ingest(&env, "rules/b/", &[("logo@2x.md", "b\n")]);
+    env.write("memorix.toml", "[mounts.style]\nselect = [\"rules/a/\", \"rules/b/\"]\n");
+    let err = env.run(&["build"]).expect(2).stderr;
+    let suggested = err.lines().find(|l| l.contains(" = ")).expect("an override is suggested").trim();
+    assert_eq!(suggested, "\"style/logo@2x.md\" = \"rules/a/logo@2x.md\"");
+    env.write(
+        "memorix.toml",
+        &format!("[mounts.style]\nselect = [\"rules/a/\", \"rules/b/\"]\n\n[overrides]\n{suggested}\n"),
+    );
+    env.run(&["build"]).ok();
+    assert_eq!(memory(&env, "style/logo@2x.md"), "a\n");
+    assert_eq!(explain(&env, ".memory/style/logo@2x.md")["origin"], "rules/a/logo@2x.md");
+}

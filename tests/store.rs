@@ -762,3 +762,19 @@ fn trees_of_a_big_ingest_are_one_pack_that_verify_checks() {
     assert!(problems.contains(&format!("packs/{name}: content does not match its name")), "{problems:?}");
     assert!(problems.iter().any(|p| p.starts_with("tree sha256:")), "{problems:?}");
 }
+
+/// A destination takes no selector, so text after `@` that is none is part of the name: one
+/// file named `logo@2x.md` is ingested, read back and removed by its place.
+#[test]
+fn a_file_place_with_an_at_sign_is_ingested_and_removed() {
+    let env = TestEnv::new();
+    let file = common::write_file(&env.root.join("logo.md"), b"retina\n");
+    env.run(&["ingest", "docs/img/logo@2x.md", file.to_str().unwrap()]).ok();
+    assert_eq!(env.run(&["cat", "docs/img/logo@2x.md@latest"]).ok().stdout, "retina\n");
+    let err = env.run(&["ingest", "docs/img/a@g1", file.to_str().unwrap()]).expect(2).stderr;
+    assert!(err.contains("a destination takes no `@selector`"), "{err}");
+    env.run(&["rm", "docs/img/logo@2x.md"]).ok();
+    // Its directory went with its only file.
+    let err = env.run(&["ls", "docs/img/"]).expect(2).stderr;
+    assert!(err.contains("docs/img"), "{err}");
+}

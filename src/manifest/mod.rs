@@ -841,7 +841,7 @@ impl Parser<'_> {
                     "an override's key is a file path inside one of the [mounts]",
                 ));
             }
-            let winner = Locator::parse_place(winner_text).ok().filter(|l| !l.subtree).ok_or_else(|| {
+            let winner = Locator::parse_file(winner_text).ok_or_else(|| {
                 bad(
                     self.spans.value(&key),
                     format!("override value {winner_text:?} is not a Store file path"),

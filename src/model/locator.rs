@@ -54,17 +54,27 @@ impl Locator {
     }
 
     pub fn parse(input: &str) -> Result<Locator, LocatorError> {
-        parse(input)
+        parse(input, true)
     }
 
-    /// Parses an ingest/rm destination, which names a place and takes no `@selector`.
+    /// Parses an ingest/rm destination, which names a place and takes no `@selector`: an `@`
+    /// followed by text that is no selector is part of a name (`docs/img/logo@2x.md`).
     pub fn parse_place(input: &str) -> Result<Locator, LocatorError> {
-        let loc = parse(input)?;
+        let loc = match parse(input, true) {
+            Err(e) if matches!(e.problem, LocatorProblem::BadSelector(_)) => parse(input, false)?,
+            parsed => parsed?,
+        };
         if loc.selector.is_some() {
             let at = input.rfind('@').unwrap_or(0);
             return Err(LocatorError::new(input, at..input.len(), LocatorProblem::SelectorNotAllowed));
         }
         Ok(loc)
+    }
+
+    /// Parses a Store file's place, `kind/path` (an override's winner, a recorded origin). A
+    /// place takes no selector, so an `@` is part of the name (`docs/img/logo@2x.md`).
+    pub fn parse_file(input: &str) -> Option<Locator> {
+        parse(input, false).ok().filter(|l| !l.subtree)
     }
 
     /// `kind/path` with a trailing `/` for subtrees, without the selector.
@@ -207,7 +217,8 @@ impl LocatorError {
     }
 }
 
-fn parse(input: &str) -> Result<Locator, LocatorError> {
+/// Parses a locator; with `selectors` false, an `@` is part of a name like any other character.
+fn parse(input: &str, selectors: bool) -> Result<Locator, LocatorError> {
     let err = |range: std::ops::Range<usize>, p| Err(LocatorError::new(input, range, p));
     if input.is_empty() {
         return err(0..0, LocatorProblem::Empty);
@@ -223,7 +234,7 @@ fn parse(input: &str) -> Result<Locator, LocatorError> {
 
     // The selector is the text after the last `@` when that text holds no `/`.
     let (body, selector) = match input.rfind('@') {
-        Some(at) if !input[at + 1..].contains('/') => {
+        Some(at) if selectors && !input[at + 1..].contains('/') => {
             let text = &input[at + 1..];
             let sel = parse_selector(text).map_err(|p| LocatorError::new(input, at..input.len(), p))?;
             (&input[..at], Some(sel))
@@ -357,6 +368,19 @@ mod tests {
             LocatorProblem::SelectorNotAllowed
         );
         assert_eq!(Locator::parse_place("rules/a/").unwrap().place(), "rules/a/");
+        // Text after `@` that is no selector is part of the name.
+        assert_eq!(Locator::parse_place("rules/img/logo@2x.md").unwrap().path.as_str(), "img/logo@2x.md");
+        assert_eq!(Locator::parse_place("rules/a@b/").unwrap().place(), "rules/a@b/");
+    }
+
+    #[test]
+    fn a_file_place_keeps_its_at_sign_and_names_one_file() {
+        let file = Locator::parse_file("docs/img/logo@2x.md").unwrap();
+        assert_eq!((file.kind, file.path.as_str(), file.subtree), (Kind::Docs, "img/logo@2x.md", false));
+        assert_eq!(file.place(), "docs/img/logo@2x.md");
+        for bad in ["docs", "docs/", "docs/a/", "/docs/a", "doc/a", "docs/a//b", "docs/../a", "docs/a\\b"] {
+            assert_eq!(Locator::parse_file(bad), None, "{bad}");
+        }
     }
 
     #[test]

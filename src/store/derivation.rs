@@ -13,7 +13,7 @@ use super::error::{Error, Result};
 use super::objdir::object_dir;
 use super::{Store, Writer, fsutil};
 use crate::model::decision::Decision;
-use crate::model::{EntryKind, Id, Kind, Name, StorePath, canonical};
+use crate::model::{EntryKind, Id, Kind, Locator, Name, StorePath, canonical};
 
 pub const RECORD: &str = "derivation.json";
 const ARTIFACTS: &str = "artifacts";
@@ -227,14 +227,9 @@ impl<'de> Deserialize<'de> for EntryOrigin {
                 if seq.next_element::<de::IgnoredAny>()?.is_some() {
                     return Err(missing());
                 }
-                // `kind/path`, split at the first `/`: not a locator, whose `@` would start a
-                // selector (a Store file may be named `logo@2x.png`).
-                let (kind, store_path) = place
-                    .split_once('/')
-                    .and_then(|(kind, path)| Some((Kind::parse(kind)?, StorePath::new(path).ok()?)))
-                    .filter(|(_, path)| !path.is_root())
+                let file = Locator::parse_file(&place)
                     .ok_or_else(|| de::Error::custom(format!("origin {place:?} is not a Store file")))?;
-                Ok(EntryOrigin { path, kind, store_path, locator })
+                Ok(EntryOrigin { path, kind: file.kind, store_path: file.path, locator })
             }
         }
         d.deserialize_tuple(3, V)
