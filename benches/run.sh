@@ -95,6 +95,17 @@ for p in "\$@"; do [ -e "\$p" ] && chmod u+w "\$p" && mv "\$p" "\$(mktemp -d "$T
 SH
 chmod +x "$WORK/aside.sh"
 aside() { "$WORK/aside.sh" "$@"; }
+cat > "$WORK/settle.sh" <<SH
+#!/bin/sh
+# settle.sh PROJECT PATH...: waits for PROJECT's detached fill of its kept tree (it holds the
+# project lock), moves PATHs aside and writes dirty pages back, so that no measured run, of
+# memorix or of its peer, shares the machine with the work of the run before it.
+[ -e "\$1/.memorix/lock" ] && flock "\$1/.memorix/lock" true
+shift
+"$WORK/aside.sh" "\$@"
+sync
+SH
+chmod +x "$WORK/settle.sh"
 # A fresh, empty git repo, ostree repo and memorix store, with nothing dirty in the page cache.
 cat > "$WORK/fresh.sh" <<SH
 #!/bin/sh
@@ -198,12 +209,12 @@ P="$WORK/project"; aside "$P"; mkdir -p "$P"
 printf '[mounts.docs]\nselect = ["docs/small/"]\n' > "$P/memorix.toml"
 # The first build: a project never built, and a Store that has never planned this selection
 # (no derivation, environment or remembered plan: SUMMARY.md is computed from every file).
-COLD="$WORK/aside.sh $P/.memory $P/.memorix $P/memorix.lock $S/derivations $S/environments $S/index/plans $WORK/cp-out"
+COLD="$WORK/settle.sh $P $P/.memory $P/.memorix $P/memorix.lock $S/derivations $S/environments $S/index/plans $WORK/cp-out"
 readarray -t r < <(hf firstbuild "$COLD" "$M --store $S -C $P build" "cp -r $T10 $WORK/cp-out")
 m=${r[0]#* }; c=${r[1]#* }
 sh -c "$COLD"; CM=$(calls "$M" --store "$S" -C "$P" build); CC=$(calls cp -r "$T10" "$WORK/cp-out")
 row "first build of a $SMALL-file environment (median)" "$(fmt $m)" "cp -r $(fmt $c)" "$(ratio $m $c)" "<= 1.5" "$(le "$m/$c" 1.5)" "$(k $CM) / $(k $CC)"
-WARM="$WORK/aside.sh $P/.memory $P/.memorix $WORK/cp-out"
+WARM="$WORK/settle.sh $P $P/.memory $P/.memorix $WORK/cp-out"
 readarray -t r < <(hf build "$WARM" "$M --store $S -C $P build" "cp -r $T10 $WORK/cp-out")
 m=${r[0]#* }; c=${r[1]#* }
 sh -c "$WARM"; CM=$(calls "$M" --store "$S" -C "$P" build); CC=$(calls cp -r "$T10" "$WORK/cp-out")
