@@ -170,9 +170,7 @@ impl Writer<'_> {
     /// Stores a derivation record unless it exists. Returns its id and whether it was new.
     pub fn put_derivation(&self, record: &DerivationRecord) -> Result<(Id, bool)> {
         let id = record.id();
-        // A stored derivation is not encoded again.
-        let new = !self.store.has_derivation(&id)
-            && self.put_record("derivations", &id, RECORD, &canonical::encode(record))?;
+        let new = self.put_record("derivations", &id, RECORD, || canonical::encode(record))?;
         Ok((id, new))
     }
 

@@ -95,7 +95,7 @@ impl Writer<'_> {
     /// the store). True when new.
     pub fn put_environment(&self, record: &EnvironmentRecord) -> Result<(Id, bool)> {
         let id = record.id();
-        let new = self.put_record("environments", &id, RECORD, &canonical::encode(record))?;
+        let new = self.put_record("environments", &id, RECORD, || canonical::encode(record))?;
         Ok((id, new))
     }
 }

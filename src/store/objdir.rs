@@ -19,13 +19,21 @@ pub(super) fn object_dir(store: &Store, what: &str, id: &Id) -> PathBuf {
 
 impl Writer<'_> {
     /// Stores `<what>/<aa>/<hex>/<record_name>` (read-only) unless it exists. True when new.
-    /// The directory is staged in `tmp/` with its record and renamed into place, so a crash
-    /// never leaves an object directory without its record.
-    pub(super) fn put_record(&self, what: &str, id: &Id, record_name: &str, record: &[u8]) -> Result<bool> {
+    /// The record is encoded only when it is not stored yet (a large one takes a while). The
+    /// directory is staged in `tmp/` with its record and renamed into place, so a crash never
+    /// leaves an object directory without its record.
+    pub(super) fn put_record(
+        &self,
+        what: &str,
+        id: &Id,
+        record_name: &str,
+        encode: impl FnOnce() -> Vec<u8>,
+    ) -> Result<bool> {
         let dest = object_dir(self.store, what, id);
         if dest.join(record_name).exists() {
             return Ok(false);
         }
+        let record = &encode();
         self.mark_dirty();
         let tmp = self.store.tmp_dir();
         let staged = self.staging_dir(&format!("{what}-{}", id.hex()))?;
