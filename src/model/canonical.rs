@@ -81,11 +81,19 @@ fn keys_sorted(json: &[u8]) -> bool {
 
 /// The id of an object of `kind` whose hashed part encodes to `canonical`.
 pub fn object_id(kind: &str, canonical: &[u8]) -> Id {
+    object_id_of_parts(kind, &[canonical])
+}
+
+/// The id of an object of `kind` whose canonical encoding is `parts` joined: a record read
+/// back can be checked against its id by hashing the stored text in place.
+pub fn object_id_of_parts(kind: &str, parts: &[&[u8]]) -> Id {
     let mut h = Sha256::new();
     h.update(b"memorix-");
     h.update(kind.as_bytes());
     h.update(b"-v1\n");
-    h.update(canonical);
+    for part in parts {
+        h.update(part);
+    }
     Id::from_bytes(h.finalize().into())
 }
 

@@ -56,11 +56,10 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
             continue;
         }
         let Some(inner) = rel.strip_prefix(mount).filter(|inner| !inner.is_root()) else { continue };
-        let record = store.read_derivation(drv_id)?;
-        let Some(i) = record.entries.iter().position(|e| e.path == inner) else { continue };
-        let origin = &record.origins[i];
-        decisions.extend(record.decisions.iter().filter(|d| d.path == rel.as_str()).cloned());
-        let provenance = record.provenance.get(origin.locator);
+        let Some(entry) = store.derivation_entry(drv_id, &inner)? else { continue };
+        let origin = &entry.origin;
+        decisions.extend(entry.decisions.iter().filter(|d| d.path == rel.as_str()).cloned());
+        let provenance = entry.provenance.get(origin.locator);
         let quest = m.mounts.iter().find(|x| &x.path == mount).map(crate::view::derivation_quest);
         let locator = provenance.map(|p| p.locator.clone()).unwrap_or_default();
         let fetched = fetched_by(&project, mount.as_str(), &locator);
@@ -70,7 +69,7 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
             mount: mount.to_string(),
             derivation: *drv_id,
             origin: origin.place(),
-            blob: record.entries[i].blob,
+            blob: entry.blob,
             locator,
             kind: origin.kind,
             generation: provenance.and_then(|p| p.generation),

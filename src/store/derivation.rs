@@ -104,24 +104,86 @@ impl DerivationRecord {
     /// Decodes a derivation record and checks that its entries hash to `id` and that each has
     /// one origin (the one check for records read from the store and fetched from a remote).
     pub fn decode(bytes: &[u8], id: &Id) -> std::result::Result<DerivationRecord, String> {
-        let record: DerivationRecord = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-        if let Some(w) = record.entries.windows(2).find(|w| w[0].path.as_str() >= w[1].path.as_str()) {
+        let stored = Stored::parse(bytes, id)?;
+        let entries: Vec<DerivationEntry> =
+            serde_json::from_str(stored.entries.get()).map_err(|e| e.to_string())?;
+        let origins: Vec<EntryOrigin> =
+            serde_json::from_str(stored.origins.get()).map_err(|e| e.to_string())?;
+        if let Some(w) = entries.windows(2).find(|w| w[0].path.as_str() >= w[1].path.as_str()) {
             return Err(format!("entries are not sorted or name {:?} twice", w[1].path.as_str()));
         }
-        if record.id() != *id {
-            return Err("entries do not hash to its id".into());
-        }
-        if record.origins.len() != record.entries.len()
-            || record.origins.iter().zip(&record.entries).any(|(o, e)| o.path != e.path)
-        {
+        if origins.len() != entries.len() || origins.iter().zip(&entries).any(|(o, e)| o.path != e.path) {
             return Err("origins do not match its entries".into());
         }
-        Ok(record)
+        let record = DerivationRecord::new(entries, origins, stored.provenance, stored.decisions);
+        Ok(record.known_as(*id))
+    }
+
+    /// The entry at `path` of the record `bytes` of derivation `id`, with its origin, and the
+    /// record's decisions and provenance: what `explain` shows of one file, without building
+    /// every entry of a large derivation.
+    pub fn decode_one(
+        bytes: &[u8],
+        id: &Id,
+        path: &StorePath,
+    ) -> std::result::Result<Option<OneEntry>, String> {
+        use std::borrow::Cow;
+        let stored = Stored::parse(bytes, id)?;
+        #[derive(Deserialize)]
+        struct Entry<'a>(#[serde(borrow)] Cow<'a, str>, #[serde(borrow)] Cow<'a, str>);
+        let entries: Vec<Entry> = serde_json::from_str(stored.entries.get()).map_err(|e| e.to_string())?;
+        let origins: Vec<&serde_json::value::RawValue> =
+            serde_json::from_str(stored.origins.get()).map_err(|e| e.to_string())?;
+        if origins.len() != entries.len() {
+            return Err("origins do not match its entries".into());
+        }
+        let Ok(i) = entries.binary_search_by(|e| e.0.as_bytes().cmp(path.as_str().as_bytes())) else {
+            return Ok(None);
+        };
+        let blob = Id::from_hex(&entries[i].1).ok_or_else(|| format!("entry {:?}: bad id", path.as_str()))?;
+        let origin: EntryOrigin = serde_json::from_str(origins[i].get()).map_err(|e| e.to_string())?;
+        if origin.path != *path {
+            return Err("origins do not match its entries".into());
+        }
+        Ok(Some(OneEntry { blob, origin, decisions: stored.decisions, provenance: stored.provenance }))
     }
 
     /// The blob of each entry, as (path, blob).
     pub fn files(&self) -> Vec<(StorePath, Id)> {
         self.entries.iter().map(|e| (e.path.clone(), e.blob)).collect()
+    }
+}
+
+/// One entry of a stored derivation, with what the record says of all of them.
+#[derive(Clone, Debug)]
+pub struct OneEntry {
+    pub blob: Id,
+    pub origin: EntryOrigin,
+    pub decisions: Vec<Decision>,
+    pub provenance: Vec<Provenance>,
+}
+
+/// A stored record with its entries and origins still as text, its id checked: records are
+/// written canonically, so the stored text of the entries is the encoding their id hashes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Stored<'a> {
+    decisions: Vec<Decision>,
+    #[serde(borrow)]
+    entries: &'a serde_json::value::RawValue,
+    #[serde(borrow)]
+    origins: &'a serde_json::value::RawValue,
+    provenance: Vec<Provenance>,
+}
+
+impl<'a> Stored<'a> {
+    fn parse(bytes: &'a [u8], id: &Id) -> std::result::Result<Stored<'a>, String> {
+        let stored: Stored = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        let entries = stored.entries.get().as_bytes();
+        if canonical::object_id_of_parts("derivation", &[b"{\"entries\":", entries, b"}"]) != *id {
+            return Err("entries do not hash to its id".into());
+        }
+        Ok(stored)
     }
 }
 
@@ -140,6 +202,15 @@ impl Store {
         let bytes =
             fsutil::read_object(&path).map_err(|e| fsutil::object_error("derivation", id, &path, e))?;
         DerivationRecord::decode(&bytes, id).map_err(|reason| Error::corrupt("derivation", &path, reason))
+    }
+
+    /// The entry at `path` of stored derivation `id` (see [`DerivationRecord::decode_one`]).
+    pub fn derivation_entry(&self, id: &Id, path: &StorePath) -> Result<Option<OneEntry>> {
+        let file = self.derivation_dir(id).join(RECORD);
+        let bytes =
+            fsutil::read_object(&file).map_err(|e| fsutil::object_error("derivation", id, &file, e))?;
+        DerivationRecord::decode_one(&bytes, id, path)
+            .map_err(|reason| Error::corrupt("derivation", &file, reason))
     }
 }
 
@@ -267,6 +338,54 @@ mod tests {
             let text = good.replace("docs/lib/x/logo@2x.md", bad);
             let err = DerivationRecord::decode(text.as_bytes(), &written.id()).unwrap_err();
             assert!(err.contains("is not a Store file"), "{bad}: {err}");
+        }
+    }
+    /// A record of files named `names` (sorted here), each from `docs/lib/<name>`.
+    fn record_of(names: &[&str]) -> DerivationRecord {
+        let mut names = names.to_vec();
+        names.sort();
+        let (entries, origins) = names
+            .iter()
+            .map(|n| {
+                let path = StorePath::new(n).unwrap();
+                let store_path = StorePath::new(&format!("lib/{n}")).unwrap();
+                let entry = DerivationEntry { path: path.clone(), blob: Id::of_bytes(n.as_bytes()) };
+                (entry, EntryOrigin { path, kind: Kind::Docs, store_path, locator: 0 })
+            })
+            .unzip();
+        DerivationRecord::new(entries, origins, Vec::new(), Vec::new())
+    }
+
+    #[test]
+    fn one_entry_is_read_as_the_whole_record_has_it() {
+        let names = ["a.md", "b/c.md", "b/d \"q\".md", "b/é.md", "tab\there.md", "z/z/z.md"];
+        let written = record_of(&names);
+        let bytes = canonical::encode(&written);
+        let whole = DerivationRecord::decode(&bytes, &written.id()).unwrap();
+        for (i, name) in names.iter().enumerate() {
+            let path = StorePath::new(name).unwrap();
+            let one = DerivationRecord::decode_one(&bytes, &written.id(), &path).unwrap().unwrap();
+            let at = whole.entries.iter().position(|e| e.path == path).unwrap();
+            assert_eq!((one.blob, &one.origin), (whole.entries[at].blob, &whole.origins[at]), "{i}: {name}");
+        }
+        let absent = StorePath::new("b/c").unwrap();
+        assert!(DerivationRecord::decode_one(&bytes, &written.id(), &absent).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_record_whose_stored_entries_are_not_what_its_id_hashes_is_refused() {
+        let written = record_of(&["a.md", "b.md"]);
+        let good = String::from_utf8(canonical::encode(&written)).unwrap();
+        let a = StorePath::new("a.md").unwrap();
+        // Another blob, and the same entries spaced out: both are not the text the id hashes.
+        let other = good.replacen(&Id::of_bytes(b"a.md").hex(), &"0".repeat(64), 1);
+        let spaced = good.replacen("],[", "], [", 1);
+        for bad in [other, spaced] {
+            assert_ne!(bad, good);
+            let err = DerivationRecord::decode(bad.as_bytes(), &written.id()).unwrap_err();
+            assert_eq!(err, "entries do not hash to its id");
+            let err = DerivationRecord::decode_one(bad.as_bytes(), &written.id(), &a).unwrap_err();
+            assert_eq!(err, "entries do not hash to its id");
         }
     }
 }
