@@ -41,6 +41,31 @@ impl EnvironmentPlan {
 /// Mounts each derivation at its path. Where nested mounts both place a file (or a file and a
 /// directory) at one path, the deeper mount wins unless an override names the other.
 pub fn plan(mounts: &[(StorePath, &DerivationPlan)], overrides: &[OverrideDecl]) -> Result<EnvironmentPlan> {
+    // Mounts that do not nest place disjoint files: there is nothing to decide between them.
+    let nested = mounts.iter().any(|(a, _)| mounts.iter().any(|(b, _)| a != b && b.starts_with(a)));
+    let (files, mut decisions) = match nested {
+        true => contested(mounts, overrides)?,
+        false => (disjoint(mounts), Vec::new()),
+    };
+    check_overrides(&files, overrides)?;
+    decisions.sort_by(|a, b| a.path.cmp(&b.path).then(a.loser.cmp(&b.loser)));
+    let mounts = mounts.iter().map(|(p, d)| (p.clone(), d.id())).collect();
+    Ok(EnvironmentPlan { mounts, decisions, files })
+}
+
+/// The files of mounts that do not nest, each at its mount's path.
+fn disjoint(mounts: &[(StorePath, &DerivationPlan)]) -> BTreeMap<StorePath, EnvFile> {
+    let file = |mount: &StorePath, rel: &StorePath, origin: &Origin| {
+        (mount.join_path(rel), EnvFile { blob: origin.blob, mount: mount.clone(), origin: origin.clone() })
+    };
+    mounts.iter().flat_map(|(mount, drv)| drv.files.iter().map(move |(rel, o)| file(mount, rel, o))).collect()
+}
+
+/// The files of nested mounts, with the decisions between them.
+fn contested(
+    mounts: &[(StorePath, &DerivationPlan)],
+    overrides: &[OverrideDecl],
+) -> Result<(BTreeMap<StorePath, EnvFile>, Vec<Decision>)> {
     let mut claims: BTreeMap<StorePath, Vec<EnvFile>> = BTreeMap::new();
     for (mount, drv) in mounts {
         for (rel, origin) in &drv.files {
@@ -105,6 +130,11 @@ pub fn plan(mounts: &[(StorePath, &DerivationPlan)], overrides: &[OverrideDecl])
     for p in clashing {
         files.remove(&p);
     }
+    Ok((files, decisions))
+}
+
+/// Every override names the file that won at its path.
+fn check_overrides(files: &BTreeMap<StorePath, EnvFile>, overrides: &[OverrideDecl]) -> Result<()> {
     for o in overrides {
         match files.get(&o.path) {
             None => return Err(Error::OverrideUnused { path: o.path.to_string() }),
@@ -118,7 +148,46 @@ pub fn plan(mounts: &[(StorePath, &DerivationPlan)], overrides: &[OverrideDecl])
             Some(_) => {}
         }
     }
-    decisions.sort_by(|a, b| a.path.cmp(&b.path).then(a.loser.cmp(&b.loser)));
-    let mounts = mounts.iter().map(|(p, d)| (p.clone(), d.id())).collect();
-    Ok(EnvironmentPlan { mounts, decisions, files })
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Kind;
+    use crate::store::derivation::{DerivationEntry, DerivationRecord, EntryOrigin};
+
+    fn derivation(paths: &[&str]) -> DerivationPlan {
+        let (entries, origins) = paths
+            .iter()
+            .map(|p| {
+                let path = StorePath::new(p).unwrap();
+                let entry = DerivationEntry { path: path.clone(), blob: Id::of_bytes(p.as_bytes()) };
+                let store_path = StorePath::new(&format!("lib/{p}")).unwrap();
+                (entry, EntryOrigin { path, kind: Kind::Docs, store_path, locator: 0 })
+            })
+            .unzip();
+        DerivationPlan::from_record(DerivationRecord::new(entries, origins, Vec::new(), Vec::new()))
+    }
+
+    #[test]
+    fn mounts_that_do_not_nest_are_placed_as_the_general_rule_places_them() {
+        let (a, ab, c) = (derivation(&["x.md", "y/z.md"]), derivation(&["x.md"]), derivation(&["a/x.md"]));
+        let mounts = [
+            (StorePath::new("a").unwrap(), &a),
+            (StorePath::new("ab").unwrap(), &ab),
+            (StorePath::new("c/d").unwrap(), &c),
+        ];
+        let general = contested(&mounts, &[]).unwrap();
+        assert!(general.1.is_empty());
+        let placed = plan(&mounts, &[]).unwrap();
+        let files = |f: &BTreeMap<StorePath, EnvFile>| {
+            f.iter()
+                .map(|(p, f)| (p.to_string(), f.mount.to_string(), f.blob, f.origin.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(files(&placed.files), files(&general.0));
+        let paths: Vec<String> = placed.files.keys().map(StorePath::to_string).collect();
+        assert_eq!(paths, ["a/x.md", "a/y/z.md", "ab/x.md", "c/d/a/x.md"]);
+    }
 }
