@@ -276,15 +276,20 @@ fn assert_record_is_true(env: &TestEnv) {
     on_disk.push(String::new());
     on_disk.sort();
     assert_eq!(dirs.keys().cloned().collect::<Vec<_>>(), on_disk, "every directory is recorded");
-    for (f, placed) in record["files"].as_object().unwrap() {
+    // Each file is recorded `[blob, size, mtime ns, inode(, written)]`.
+    let files = record["files"].as_object().unwrap();
+    for (f, placed) in files {
         let m = fs::symlink_metadata(memory.join(f)).unwrap();
         let seen = serde_json::json!([m.size(), mtime(&m), m.ino()]);
-        assert_eq!(
-            serde_json::json!([placed["size"], placed["mtime_ns"], placed["ino"]]),
-            seen,
-            "file {f:?}"
-        );
+        assert_eq!(serde_json::json!([placed[1], placed[2], placed[3]]), seen, "file {f:?}");
     }
+    let mut on_disk: Vec<String> = common::walk(&memory)
+        .into_iter()
+        .filter(|p| !p.is_dir())
+        .map(|p| p.strip_prefix(&memory).unwrap().display().to_string())
+        .collect();
+    on_disk.sort();
+    assert_eq!(files.keys().cloned().collect::<Vec<_>>(), on_disk, "every file is recorded");
 }
 
 #[test]
@@ -320,6 +325,14 @@ fn an_update_records_each_directory_it_took_over_or_changed_as_it_is() {
     assert_eq!(ino(&memory), clone);
     assert!(!memory.join("team/d").exists());
     assert_eq!(fs::read_to_string(memory.join("team/f/g/new.md")).unwrap(), "new\n");
+    assert_record_is_true(&env);
+
+    // A file removed from a directory that keeps another: the directory stays, its stat moved.
+    fs::remove_file(env.project.join("team/a/x.md")).unwrap();
+    ingest();
+    env.run(&["update"]).ok();
+    assert!(!memory.join("team/a/x.md").exists());
+    assert!(memory.join("team/a/b/y.md").exists());
     assert_record_is_true(&env);
     assert!(env.run(&["build"]).ok().stdout.starts_with("Nothing to do"));
     env.run(&["verify", "--project"]).ok();

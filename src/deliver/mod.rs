@@ -16,12 +16,15 @@ use crate::manifest::{Delivery as Mode, Manifest};
 use crate::model::Id;
 use crate::progress::Progress;
 use crate::store::blob::hash_file;
+
+mod placement;
 use crate::store::checkout::{Dirs, exchange, fill_tree, remove_readonly_tree};
 use crate::store::derivation::Provenance;
 use crate::store::{Store, fsutil};
 use crate::view::artifacts;
 use crate::view::derivation::DerivationPlan;
 use crate::view::environment::EnvironmentPlan;
+pub use placement::Placement;
 
 pub use crate::manifest::{GENERATED, INDEX};
 
@@ -280,19 +283,6 @@ const PENDING: &str = "pending";
 /// directory work grows with the changed files, not the environment.
 const KEPT_RECORD: &str = "previous.json";
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Placement {
-    /// `None` for the generated files (INDEX.md, ...).
-    pub blob: Option<Id>,
-    /// A generated file's content hash as written, to tell an edit from a regeneration that
-    /// would differ (INDEX.md is not a pure function of the environment).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub written: Option<Id>,
-    pub size: u64,
-    pub mtime_ns: i64,
-    pub ino: u64,
-}
-
 fn stat(path: &Path) -> Option<(u64, i64, u64)> {
     fs::symlink_metadata(path).ok().map(|m| stat_of(&m))
 }
@@ -429,7 +419,7 @@ pub fn activate(
     };
     let previous = recorded.filter(|r| r.environment.is_some() && r.environment == shown.environment);
     let source = Source { memory, previous, look: shown.look, spare: spare.as_ref() };
-    let Staged { files, reused, purged, kept: untouched, placed } =
+    let Staged { files, reused, purged, changed, placed } =
         fill_stage(store, &stage.0, &source, delivery, mode, progress)?;
     if let Some(parent) = memory.parent() {
         fsutil::create_dir(parent)?;
@@ -454,30 +444,13 @@ pub fn activate(
                 .map_err(Error::io("keep the record of", &kept))?;
         }
     }
-    // A file of the adopted spare left in place keeps the stat just checked; a file copied
-    // into the stage keeps the stat read from it there (its directory was renamed, the file
-    // not touched).
-    let known = |rel: &str| match placed.get(rel) {
-        Some(p) => Some(*p),
-        None => Some(*spare.as_ref()?.files.get(rel).filter(|_| untouched.contains(rel))?),
+    // A file copied into the stage keeps the stat read from it there (its directory was
+    // renamed, the file not touched).
+    let known = |rel: &str| placed.get(rel).copied();
+    let mut record = match spare {
+        Some(spare) => spare.patched(memory, delivery.environment, &changed, &known)?,
+        None => ActivationRecord::of(memory, delivery.environment, &files, &known)?,
     };
-    // A directory of the adopted spare keeps the stat `spare` checked unless a file was placed
-    // or removed in it (or below it, which may have removed a directory).
-    let changed: std::collections::HashSet<&str> = match &spare {
-        Some(s) => files
-            .iter()
-            .map(|(p, _)| p.as_str())
-            .chain(s.files.keys().map(String::as_str))
-            .filter(|p| !untouched.contains(p))
-            .flat_map(|p| p.match_indices('/').map(move |(i, _)| &p[..i]))
-            .collect(),
-        None => Default::default(),
-    };
-    let known_dir = |d: &str| match d.is_empty() || changed.contains(d) {
-        true => None,
-        false => spare.as_ref()?.dirs.get(d).copied(),
-    };
-    let mut record = ActivationRecord::of(memory, delivery.environment, &files, &known, &known_dir)?;
     record.delivery = Some(mode);
     write_record(state_dir, &state_dir.join(RECORD), &record)?;
     remove_if_exists(&tmp.join(PENDING))?;
@@ -597,15 +570,16 @@ impl Drop for Stage {
 }
 
 /// What [`fill_stage`] put into the stage.
-struct Staged<'a> {
+struct Staged {
     /// Files placed, by path.
     files: Vec<(String, Id)>,
     /// How many were hard-linked from the previous activation.
     reused: usize,
     /// Paths left out because their content was purged.
     purged: Vec<String>,
-    /// Files of the adopted spare left in place.
-    kept: std::collections::HashSet<&'a str>,
+    /// What changed in an adopted spare: the files it no longer has as they were, and the
+    /// files placed into it.
+    changed: Changed,
     /// The files copied into the stage, with their stat taken there.
     placed: std::collections::HashMap<String, Placement>,
 }
@@ -632,7 +606,7 @@ fn fill_stage<'a>(
     delivery: &Delivery,
     mode: Mode,
     progress: &dyn Progress,
-) -> Result<Staged<'a>> {
+) -> Result<Staged> {
     let tmp = stage.parent().expect("the stage lies in tmp/");
     for (name, text) in delivery.generated(store)? {
         fsutil::write_atomic_mode(tmp, &stage.join(name), text.as_bytes(), 0o444)?;
@@ -641,7 +615,7 @@ fn fill_stage<'a>(
     // Content `memorix purge` erased is gone from the Store; its files are left out.
     let erased = store.purged_ids();
     let (purged, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, b)| erased.contains(b));
-    let kept = match source.spare {
+    let (kept, dropped) = match source.spare {
         Some(spare) => {
             let vouched = source.previous.filter(|_| source.look == Look::Directories);
             trim_spare(stage, spare, vouched, &files)?
@@ -649,6 +623,7 @@ fn fill_stage<'a>(
         None => Default::default(),
     };
     let missing: Vec<&(String, Id)> = files.iter().filter(|(p, _)| !kept.contains(p.as_str())).collect();
+    let changed = Changed { dropped, placed: missing.iter().map(|(p, b)| (p.clone(), *b)).collect() };
     let reused = std::sync::atomic::AtomicUsize::new(kept.len());
     let stats = std::sync::Mutex::new(std::collections::HashMap::new());
     let bar = progress.start("placing", missing.len() as u64);
@@ -679,7 +654,7 @@ fn fill_stage<'a>(
     )?;
     let purged = purged.into_iter().map(|(p, _)| p).collect();
     let placed = stats.into_inner().expect("not poisoned");
-    Ok(Staged { files, reused: reused.into_inner(), purged, kept, placed })
+    Ok(Staged { files, reused: reused.into_inner(), purged, changed, placed })
 }
 
 /// Whether `mode` places real files (which any copying mode can take over).
@@ -697,7 +672,7 @@ fn trim_spare<'a>(
     spare: &'a ActivationRecord,
     vouched: Option<&ActivationRecord>,
     files: &[(String, Id)],
-) -> Result<std::collections::HashSet<&'a str>> {
+) -> Result<(std::collections::HashSet<&'a str>, Vec<String>)> {
     use rayon::prelude::*;
     let wanted: std::collections::HashMap<&str, Id> = files.iter().map(|(p, b)| (p.as_str(), *b)).collect();
     let delivered: Vec<(&str, &Placement)> = spare.files.iter().map(|(p, f)| (p.as_str(), f)).collect();
@@ -709,7 +684,7 @@ fn trim_spare<'a>(
         .filter(|(_, p)| p.blob.is_some())
         .partition(|(rel, p)| wanted.get(rel).copied() == p.blob && untouched(rel, p));
     let mut emptied = std::collections::BTreeSet::new();
-    for (rel, _) in dropped {
+    for (rel, _) in &dropped {
         remove_if_exists(&stage.join(rel))?;
         emptied.extend(rel.match_indices('/').map(|(i, _)| &rel[..i]));
     }
@@ -722,19 +697,27 @@ fn trim_spare<'a>(
             fs::remove_dir(&path).map_err(Error::io("remove", &path))?;
         }
     }
-    Ok(kept.into_iter().map(|(rel, _)| rel).collect())
+    let dropped = dropped.into_iter().map(|(rel, _)| rel.to_string()).collect();
+    Ok((kept.into_iter().map(|(rel, _)| rel).collect(), dropped))
+}
+
+/// What [`fill_stage`] changed in an adopted spare.
+#[derive(Default)]
+struct Changed {
+    /// Its files removed (gone from the environment, another blob, or touched since placed).
+    dropped: Vec<String>,
+    /// The files placed into it.
+    placed: Vec<(String, Id)>,
 }
 
 impl ActivationRecord {
-    /// What `memory` holds right after placing `files` of `environment`; `known` and
-    /// `known_dir` give the placement of a file and the (mtime, inode) of a directory whose
-    /// stat is already known.
+    /// What `memory` holds right after placing `files` of `environment`; `known` gives the
+    /// placement of a file whose stat is already known.
     fn of(
         memory: &Path,
         environment: Id,
         files: &[(String, Id)],
         known: &dyn Fn(&str) -> Option<Placement>,
-        known_dir: &(dyn Fn(&str) -> Option<(i64, u64)> + Sync),
     ) -> Result<ActivationRecord> {
         use rayon::prelude::*;
         let mut dirs = std::collections::BTreeSet::from([""]);
@@ -749,28 +732,12 @@ impl ActivationRecord {
             last = p;
         }
         let dirs: Vec<&str> = dirs.into_iter().collect();
-        let dirs = dirs
-            .par_iter()
-            .map(|d| match known_dir(d).or_else(|| stat(&memory.join(d)).map(|(_, m, ino)| (m, ino))) {
-                Some(held) => Ok((d.to_string(), held)),
-                None => Err(Error::Vanished { path: format!("{d}/"), memory: memory.to_path_buf() }),
-            })
-            .collect::<Result<_>>()?;
+        let dirs = dirs.par_iter().map(|d| Ok((d.to_string(), dir_at(memory, d)?))).collect::<Result<_>>()?;
         let mut placed = Vec::with_capacity(files.len() + GENERATED.len());
         for (rel, blob) in
             files.iter().map(|(p, b)| (p.as_str(), Some(*b))).chain(GENERATED.map(|g| (g, None)))
         {
-            if let Some(p) = known(rel).filter(|p| blob.is_some() && p.blob == blob) {
-                placed.push((rel.to_string(), p));
-                continue;
-            }
-            let (size, mtime_ns, ino) = stat(&memory.join(rel))
-                .ok_or_else(|| Error::Vanished { path: rel.to_string(), memory: memory.to_path_buf() })?;
-            let written = match blob {
-                None => Some(hash_file(&memory.join(rel)).map_err(Error::io("read", &memory.join(rel)))?),
-                Some(_) => None,
-            };
-            placed.push((rel.to_string(), Placement { blob, written, size, mtime_ns, ino }));
+            placed.push((rel.to_string(), placement_at(memory, rel, blob, known)?));
         }
         // Built from a sorted list in one pass, not by 100k inserts.
         let mut record =
@@ -778,6 +745,76 @@ impl ActivationRecord {
         record.files = placed.into_iter().collect();
         Ok(record)
     }
+
+    /// What `memory` holds after this record's tree, adopted as the stage, was brought up to
+    /// date by `changed` and swapped in: only the files removed and placed, their directories
+    /// and the generated files are looked at again; the rest keeps what [`Self::spare`]
+    /// checked moments before.
+    fn patched(
+        mut self,
+        memory: &Path,
+        environment: Id,
+        changed: &Changed,
+        known: &dyn Fn(&str) -> Option<Placement>,
+    ) -> Result<ActivationRecord> {
+        let ancestors =
+            |p: &'_ str| p.match_indices('/').map(|(i, _)| p[..i].to_string()).collect::<Vec<_>>();
+        // Directories that hold a placed file must be there; those that held a removed one
+        // may have gone with it.
+        let mut held = std::collections::BTreeSet::from([String::new()]);
+        let mut emptied = std::collections::BTreeSet::new();
+        for rel in &changed.dropped {
+            self.files.remove(rel);
+            emptied.extend(ancestors(rel));
+        }
+        for (rel, blob) in &changed.placed {
+            self.files.insert(rel.clone(), placement_at(memory, rel, Some(*blob), known)?);
+            held.extend(ancestors(rel));
+        }
+        for g in GENERATED {
+            self.files.insert(g.to_string(), placement_at(memory, g, None, known)?);
+        }
+        for d in emptied.difference(&held) {
+            match stat(&memory.join(d)) {
+                Some((_, mtime, ino)) => self.dirs.insert(d.clone(), (mtime, ino)),
+                None => self.dirs.remove(d),
+            };
+        }
+        for d in held {
+            let at = dir_at(memory, &d)?;
+            self.dirs.insert(d, at);
+        }
+        self.environment = Some(environment);
+        Ok(self)
+    }
+}
+
+/// The (mtime, inode) of directory `d` of `memory`, which a placed file lies in.
+fn dir_at(memory: &Path, d: &str) -> Result<(i64, u64)> {
+    stat(&memory.join(d))
+        .map(|(_, mtime, ino)| (mtime, ino))
+        .ok_or_else(|| Error::Vanished { path: format!("{d}/"), memory: memory.to_path_buf() })
+}
+
+/// The placement of the file at `rel` of `memory` just placed with `blob` (`None` for a
+/// generated file, whose text is hashed), unless `known` has it.
+fn placement_at(
+    memory: &Path,
+    rel: &str,
+    blob: Option<Id>,
+    known: &dyn Fn(&str) -> Option<Placement>,
+) -> Result<Placement> {
+    if let Some(p) = known(rel).filter(|p| blob.is_some() && p.blob == blob) {
+        return Ok(p);
+    }
+    let path = memory.join(rel);
+    let (size, mtime_ns, ino) =
+        stat(&path).ok_or_else(|| Error::Vanished { path: rel.to_string(), memory: memory.to_path_buf() })?;
+    let written = match blob {
+        None => Some(hash_file(&path).map_err(Error::io("read", &path))?),
+        Some(_) => None,
+    };
+    Ok(Placement { blob, written, size, mtime_ns, ino })
 }
 
 /// Writes `delivery` into the new directory `dir` (a checkout for replay): read-only copies and
