@@ -337,3 +337,53 @@ fn an_update_records_each_directory_it_took_over_or_changed_as_it_is() {
     assert!(env.run(&["build"]).ok().stdout.starts_with("Nothing to do"));
     env.run(&["verify", "--project"]).ok();
 }
+
+#[test]
+fn a_file_slipped_into_the_kept_tree_where_an_update_changes_nothing_is_found_by_the_next_build() {
+    let env = TestEnv::new();
+    for f in ["a/x.md", "b/y.md"] {
+        env.write(&format!("team/{f}"), &format!("{f} v1\n"));
+    }
+    let ingest = || env.run(&["ingest", "rules/team/", env.project.join("team").to_str().unwrap()]).ok();
+    ingest();
+    env.write("memorix.toml", "[mounts.team]\nselect = [\"rules/team/\"]\n");
+    env.run(&["build"]).ok();
+    common::wait_for_project(&env.project);
+    let memory = env.project.join(".memory");
+    let kept = env.project.join(".memorix/tmp/previous");
+    let ino = |p: &std::path::Path| fs::metadata(p).unwrap().ino();
+
+    // An update checks the kept tree only where it changes it (`a/`): a file slipped into `b/`
+    // comes along into the memory directory, whose changed `b/` the next build sees.
+    fs::write(kept.join("team/b/slipped.md"), "foreign\n").unwrap();
+    env.write("team/a/x.md", "a/x.md v2\n");
+    ingest();
+    let clone = ino(&kept);
+    env.run(&["update"]).ok();
+    assert_eq!(ino(&memory), clone, "the kept tree was adopted");
+    assert_eq!(fs::read_to_string(memory.join("team/a/x.md")).unwrap(), "a/x.md v2\n");
+    let status = env.run(&["status"]).ok().stdout;
+    assert!(status.contains("    not delivered: team/b/slipped.md\n"), "{status}");
+    let out = env.run(&["--json", "build"]).ok().json();
+    assert_eq!(
+        out["activated"]["repaired"]["drift"]["foreign"],
+        serde_json::json!(["team/b/slipped.md"]),
+        "{out}"
+    );
+    assert!(!memory.join("team/b/slipped.md").exists());
+    assert_record_is_true(&env);
+    env.run(&["verify", "--project"]).ok();
+
+    // Slipped into a directory the update changes, it makes the kept tree unusable: the next
+    // tree is staged afresh, without it.
+    common::wait_for_project(&env.project);
+    fs::write(kept.join("team/a/slipped.md"), "foreign\n").unwrap();
+    env.write("team/a/x.md", "a/x.md v3\n");
+    ingest();
+    let clone = ino(&kept);
+    env.run(&["update"]).ok();
+    assert_ne!(ino(&memory), clone, "staged afresh");
+    assert_eq!(common::files_under(&memory.join("team/a")), ["x.md"]);
+    assert_record_is_true(&env);
+    env.run(&["verify", "--project"]).ok();
+}

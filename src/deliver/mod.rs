@@ -307,16 +307,18 @@ impl ActivationRecord {
         self.files.get(rel).is_some_and(|p| stat(&memory.join(rel)) == Some((p.size, p.mtime_ns, p.ino)))
     }
 
-    /// The record of the kept previous tree at `kept`, when it can be brought up to date in
-    /// place for `mode`: placed the same way, and no file added, removed or renamed in any of
-    /// its directories since.
+    /// The record of the kept previous tree at `kept`, when it may be brought up to date in
+    /// place for `mode`: placed the same way, and its root the one recorded, holding the names
+    /// recorded. Its other directories are checked where the update changes them
+    /// ([`trim_spare`]); the record keeps the stat of every other one, so a file added there
+    /// behind memorix's back shows, once the tree is swapped in, as a changed directory of the
+    /// memory, which the next build or `status` finds like any other change.
     fn spare(kept: &Path, mode: Mode) -> Option<ActivationRecord> {
         let spare = ActivationRecord::read(&kept.with_file_name(KEPT_RECORD))?;
         let same_kind = spare.delivery.is_some_and(|d| d == mode || (copies(d) && copies(mode)));
         // The kept root was renamed out of the project, which may move its mtime: its inode
         // and its listing stand in for it.
         let intact = spare.root_is(kept)
-            && spare.dirs_unchanged(kept, false)
             && fs::read_dir(kept).is_ok_and(|entries| {
                 entries.flatten().all(|e| {
                     let name = e.file_name().to_string_lossy().into_owned();
@@ -338,19 +340,9 @@ impl ActivationRecord {
     fn intact(&self, memory: &Path, look: Look) -> bool {
         use rayon::prelude::*;
         !self.dirs.is_empty()
-            && self.dirs_unchanged(memory, true)
+            && self.dirs.par_iter().all(|(d, held)| dir_is(memory, d, *held))
             && (look == Look::Directories
                 || self.files.par_iter().all(|(rel, _)| self.unchanged(memory, rel)))
-    }
-
-    /// Whether every recorded directory below `base` (and `base` itself, with `root`) keeps its
-    /// (mtime, inode): no file was added, removed or renamed in it. Stats in parallel.
-    fn dirs_unchanged(&self, base: &Path, root: bool) -> bool {
-        use rayon::prelude::*;
-        self.dirs.par_iter().all(|(d, held)| {
-            (!root && d.is_empty())
-                || stat(&base.join(d)).is_some_and(|(_, mtime, ino)| (mtime, ino) == *held)
-        })
     }
 
     /// Whether `memory` is [intact](Self::intact) and none of its content was purged since.
@@ -447,9 +439,9 @@ pub fn activate(
     // A file copied into the stage keeps the stat read from it there (its directory was
     // renamed, the file not touched).
     let known = |rel: &str| placed.get(rel).copied();
-    let mut record = match spare {
-        Some(spare) => spare.patched(memory, delivery.environment, &changed, &known)?,
-        None => ActivationRecord::of(memory, delivery.environment, &files, &known)?,
+    let mut record = match (spare, changed) {
+        (Some(spare), Some(changed)) => spare.patched(memory, delivery.environment, &changed, &known)?,
+        _ => ActivationRecord::of(memory, delivery.environment, &files, &known)?,
     };
     record.delivery = Some(mode);
     write_record(state_dir, &state_dir.join(RECORD), &record)?;
@@ -578,8 +570,9 @@ struct Staged {
     /// Paths left out because their content was purged.
     purged: Vec<String>,
     /// What changed in an adopted spare: the files it no longer has as they were, and the
-    /// files placed into it.
-    changed: Changed,
+    /// files placed into it (`None` when the spare was not adopted, or was found changed and
+    /// staged afresh).
+    changed: Option<Changed>,
     /// The files copied into the stage, with their stat taken there.
     placed: std::collections::HashMap<String, Placement>,
 }
@@ -608,22 +601,30 @@ fn fill_stage<'a>(
     progress: &dyn Progress,
 ) -> Result<Staged> {
     let tmp = stage.parent().expect("the stage lies in tmp/");
-    for (name, text) in delivery.generated(store)? {
-        fsutil::write_atomic_mode(tmp, &stage.join(name), text.as_bytes(), 0o444)?;
-    }
     let files: Vec<(String, Id)> = delivery.files.iter().map(|(p, (_, b))| (p.clone(), *b)).collect();
     // Content `memorix purge` erased is gone from the Store; its files are left out.
     let erased = store.purged_ids();
     let (purged, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, b)| erased.contains(b));
-    let (kept, dropped) = match source.spare {
-        Some(spare) => {
-            let vouched = source.previous.filter(|_| source.look == Look::Directories);
-            trim_spare(stage, spare, vouched, &files)?
-        }
+    let vouched = source.previous.filter(|_| source.look == Look::Directories);
+    let trimmed = match source.spare {
+        Some(spare) => trim_spare(stage, spare, vouched, &files)?,
+        None => None,
+    };
+    if source.spare.is_some() && trimmed.is_none() {
+        // The adopted tree changed behind memorix's back where this update would change it.
+        remove_readonly_tree(stage)?;
+        fs::create_dir(stage).map_err(Error::io("create directory", stage))?;
+    }
+    for (name, text) in delivery.generated(store)? {
+        fsutil::write_atomic_mode(tmp, &stage.join(name), text.as_bytes(), 0o444)?;
+    }
+    let (kept, dropped) = match trimmed {
+        Some((kept, dropped)) => (kept, Some(dropped)),
         None => Default::default(),
     };
     let missing: Vec<&(String, Id)> = files.iter().filter(|(p, _)| !kept.contains(p.as_str())).collect();
-    let changed = Changed { dropped, placed: missing.iter().map(|(p, b)| (p.clone(), *b)).collect() };
+    let changed = dropped
+        .map(|dropped| Changed { dropped, placed: missing.iter().map(|(p, b)| (p.clone(), *b)).collect() });
     let reused = std::sync::atomic::AtomicUsize::new(kept.len());
     let stats = std::sync::Mutex::new(std::collections::HashMap::new());
     let bar = progress.start("placing", missing.len() as u64);
@@ -664,15 +665,17 @@ fn copies(mode: Mode) -> bool {
 
 /// Removes from the adopted `stage` every delivered file that `files` does not want as it is
 /// (another blob, gone, or touched since placed) and the directories left empty; returns the
-/// paths kept. A file is stat'ed unless `vouched` (the memory directory's record, found to
-/// hold) records the same placement: the spare's unchanged files are the memory directory's,
-/// hardlinked, and its directories were checked.
+/// paths kept and those removed, or `None` (having changed nothing) when a directory this
+/// removes from or places into is not as the spare's record has it. A file is stat'ed unless
+/// `vouched` (the memory directory's record, found to hold) records the same placement: the
+/// spare's unchanged files are the memory directory's, hardlinked, and its directories were
+/// checked.
 fn trim_spare<'a>(
     stage: &Path,
     spare: &'a ActivationRecord,
     vouched: Option<&ActivationRecord>,
     files: &[(String, Id)],
-) -> Result<(std::collections::HashSet<&'a str>, Vec<String>)> {
+) -> Result<Option<(std::collections::HashSet<&'a str>, Vec<String>)>> {
     use rayon::prelude::*;
     let wanted: std::collections::HashMap<&str, Id> = files.iter().map(|(p, b)| (p.as_str(), *b)).collect();
     let delivered: Vec<(&str, &Placement)> = spare.files.iter().map(|(p, f)| (p.as_str(), f)).collect();
@@ -683,6 +686,17 @@ fn trim_spare<'a>(
         .into_par_iter()
         .filter(|(_, p)| p.blob.is_some())
         .partition(|(rel, p)| wanted.get(rel).copied() == p.blob && untouched(rel, p));
+    let kept: std::collections::HashSet<&str> = kept.into_iter().map(|(rel, _)| rel).collect();
+    let placed = files.iter().map(|(p, _)| p.as_str()).filter(|p| !kept.contains(p));
+    let mut touched = std::collections::BTreeSet::new();
+    for rel in dropped.iter().map(|(rel, _)| *rel).chain(placed) {
+        touched.extend(rel.match_indices('/').map(|(i, _)| &rel[..i]));
+    }
+    // The root was renamed into the stage ([`ActivationRecord::spare`] checked its listing).
+    let holds = touched.iter().all(|d| spare.dirs.get(*d).is_none_or(|held| dir_is(stage, d, *held)));
+    if !holds {
+        return Ok(None);
+    }
     let mut emptied = std::collections::BTreeSet::new();
     for (rel, _) in &dropped {
         remove_if_exists(&stage.join(rel))?;
@@ -698,7 +712,7 @@ fn trim_spare<'a>(
         }
     }
     let dropped = dropped.into_iter().map(|(rel, _)| rel.to_string()).collect();
-    Ok((kept.into_iter().map(|(rel, _)| rel).collect(), dropped))
+    Ok(Some((kept, dropped)))
 }
 
 /// What [`fill_stage`] changed in an adopted spare.
@@ -787,6 +801,12 @@ impl ActivationRecord {
         self.environment = Some(environment);
         Ok(self)
     }
+}
+
+/// Whether directory `d` below `base` keeps the (mtime, inode) `held`: no file was added,
+/// removed or renamed in it.
+fn dir_is(base: &Path, d: &str, held: (i64, u64)) -> bool {
+    stat(&base.join(d)).is_some_and(|(_, mtime, ino)| (mtime, ino) == held)
 }
 
 /// The (mtime, inode) of directory `d` of `memory`, which a placed file lies in.
