@@ -353,8 +353,13 @@ fn a_file_slipped_into_the_kept_tree_where_an_update_changes_nothing_is_found_by
     let kept = env.project.join(".memorix/tmp/previous");
     let ino = |p: &std::path::Path| fs::metadata(p).unwrap().ino();
 
+    // A directory's mtime moves with the kernel's clock tick: a file added in the tick that
+    // made the directory would leave it as recorded, so the tampering waits one tick out.
+    let next_tick = || std::thread::sleep(std::time::Duration::from_millis(25));
+
     // An update checks the kept tree only where it changes it (`a/`): a file slipped into `b/`
     // comes along into the memory directory, whose changed `b/` the next build sees.
+    next_tick();
     fs::write(kept.join("team/b/slipped.md"), "foreign\n").unwrap();
     env.write("team/a/x.md", "a/x.md v2\n");
     ingest();
@@ -377,6 +382,7 @@ fn a_file_slipped_into_the_kept_tree_where_an_update_changes_nothing_is_found_by
     // Slipped into a directory the update changes, it makes the kept tree unusable: the next
     // tree is staged afresh, without it.
     common::wait_for_project(&env.project);
+    next_tick();
     fs::write(kept.join("team/a/slipped.md"), "foreign\n").unwrap();
     env.write("team/a/x.md", "a/x.md v3\n");
     ingest();

@@ -34,7 +34,11 @@ pub const SKILL: &str = include_str!("../../assets/SKILL.md");
 pub fn index(store: &Store, delivery: &Delivery, memory: &str) -> Result<Index, crate::deliver::Error> {
     let mut mounts = Vec::new();
     for m in &delivery.mounts {
-        let files = delivery.titled_files(store, m)?.into_iter().map(|(p, t)| (p.to_string(), t)).collect();
+        let files = delivery
+            .titled_files(store, m)?
+            .into_iter()
+            .map(|(p, t)| (p.to_string(), t.map(|t| t.into_owned())))
+            .collect();
         mounts.push(IndexMount {
             path: m.path.clone(),
             intent: m.intent.clone(),

@@ -50,32 +50,37 @@ pub fn headings(store: &Store, blob: &Id) -> crate::store::Result<Vec<(usize, St
 /// each file's title. A plan computed from a base derivation takes the base's lines for the
 /// files it did not touch, so only changed files are read.
 pub fn summary(store: &Store, id: &Id, plan: &DerivationPlan) -> Result<(String, BTreeMap<String, String>)> {
+    use std::fmt::Write;
     let base = plan.delta.as_ref().and_then(|d| base_sections(store, plan, d));
     let mut s = header(id, plan.files.len());
-    let mut titles = BTreeMap::new();
+    // The base's text is most of the new one: sized up front, not copied as it grows.
+    s.reserve(base.as_ref().map_or(0, |(t, _)| t.len() + 4096));
+    // Paths come sorted: the map is built in one pass at the end, not by 100k inserts.
+    let mut titles = Vec::with_capacity(plan.files.len());
     for (path, origin) in &plan.files {
         if let Some((text, range)) = base.as_ref().and_then(|(t, at)| Some((t, at.get(path)?.clone()))) {
             let section = &text[range];
             // After `` - `path` `` (checked by `base_sections`).
             if let Some(title) = section["- ``".len() + path.as_str().len()..].strip_prefix(": ") {
-                titles.insert(path.to_string(), title.split('\n').next().unwrap_or_default().to_string());
+                titles.push((path.to_string(), title.split('\n').next().unwrap_or_default().to_string()));
             }
             s += section;
             continue;
         }
         let hs = headings(store, &origin.blob)?;
-        match hs.split_first() {
+        let _ = match hs.split_first() {
             Some(((_, title), rest)) => {
-                titles.insert(path.to_string(), title.clone());
-                s += &format!("- `{path}`: {title}\n");
+                let _ = writeln!(s, "- `{path}`: {title}");
                 for (level, h) in rest {
-                    s += &format!("{}- {h}\n", "  ".repeat(level.saturating_sub(1).max(1)));
+                    let _ = writeln!(s, "{}- {h}", "  ".repeat(level.saturating_sub(1).max(1)));
                 }
+                titles.push((path.to_string(), title.clone()));
+                Ok(())
             }
-            None => s += &format!("- `{path}`\n"),
-        }
+            None => writeln!(s, "- `{path}`"),
+        };
     }
-    Ok((s, titles))
+    Ok((s, titles.into_iter().collect()))
 }
 
 fn header(id: &Id, files: usize) -> String {
