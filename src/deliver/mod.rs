@@ -203,13 +203,16 @@ impl Delivery {
     }
 }
 
+/// A file's first heading: borrowed from the mount's titles, or read from its blob.
+pub type Title<'d> = std::borrow::Cow<'d, str>;
+
 impl Delivery {
     /// The files of `mount` (environment paths, sorted) with their first heading.
     pub fn titled_files<'d>(
         &'d self,
         store: &Store,
         mount: &'d MountInfo,
-    ) -> Result<Vec<(&'d str, Option<std::borrow::Cow<'d, str>>)>> {
+    ) -> Result<Vec<(&'d str, Option<Title<'d>>)>> {
         use std::borrow::Cow;
         let mut out = Vec::new();
         for (path, (_, blob)) in self.files.iter().filter(|(_, (m, _))| *m == mount.path) {
