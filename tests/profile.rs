@@ -292,17 +292,26 @@ fn assert_record_is_true(env: &TestEnv) {
     assert_eq!(files.keys().cloned().collect::<Vec<_>>(), on_disk, "every file is recorded");
 }
 
-#[test]
-fn an_update_records_each_directory_it_took_over_or_changed_as_it_is() {
-    let env = TestEnv::new();
-    for f in ["a/x.md", "a/b/y.md", "c/z.md", "d/e/w.md", "top.md"] {
+/// A project mounting `team/` with `files` (each holding its name), built, its kept tree
+/// filled; returns what ingests `team/` again.
+fn built_with_kept_tree<'e>(env: &'e TestEnv, files: &[&str]) -> impl Fn() + 'e {
+    for f in files {
         env.write(&format!("team/{f}"), &format!("{f} v1\n"));
     }
-    let ingest = || env.run(&["ingest", "rules/team/", env.project.join("team").to_str().unwrap()]).ok();
+    let ingest = move || {
+        env.run(&["ingest", "rules/team/", env.project.join("team").to_str().unwrap()]).ok();
+    };
     ingest();
     env.write("memorix.toml", "[mounts.team]\nselect = [\"rules/team/\"]\n");
     env.run(&["build"]).ok();
     common::wait_for_project(&env.project);
+    ingest
+}
+
+#[test]
+fn an_update_records_each_directory_it_took_over_or_changed_as_it_is() {
+    let env = TestEnv::new();
+    let ingest = built_with_kept_tree(&env, &["a/x.md", "a/b/y.md", "c/z.md", "d/e/w.md", "top.md"]);
     assert_record_is_true(&env);
     let memory = env.project.join(".memory");
     let kept = env.project.join(".memorix/tmp/previous");
@@ -341,14 +350,7 @@ fn an_update_records_each_directory_it_took_over_or_changed_as_it_is() {
 #[test]
 fn a_file_slipped_into_the_kept_tree_where_an_update_changes_nothing_is_found_by_the_next_build() {
     let env = TestEnv::new();
-    for f in ["a/x.md", "b/y.md"] {
-        env.write(&format!("team/{f}"), &format!("{f} v1\n"));
-    }
-    let ingest = || env.run(&["ingest", "rules/team/", env.project.join("team").to_str().unwrap()]).ok();
-    ingest();
-    env.write("memorix.toml", "[mounts.team]\nselect = [\"rules/team/\"]\n");
-    env.run(&["build"]).ok();
-    common::wait_for_project(&env.project);
+    let ingest = built_with_kept_tree(&env, &["a/x.md", "b/y.md"]);
     let memory = env.project.join(".memory");
     let kept = env.project.join(".memorix/tmp/previous");
     let ino = |p: &std::path::Path| fs::metadata(p).unwrap().ino();
