@@ -272,9 +272,10 @@ pub const RECORD: &str = "activation.json";
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ActivationRecord {
     pub environment: Option<Id>,
+    #[serde(deserialize_with = "placement::sorted_map")]
     pub files: BTreeMap<String, Placement>,
     /// Each directory's (mtime, inode): adding, removing or renaming a file changes them.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "placement::sorted_map")]
     pub dirs: BTreeMap<String, (i64, u64)>,
     /// How the files were placed (copies, hardlinks or symlinks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -320,8 +321,11 @@ impl ActivationRecord {
     /// ([`trim_spare`]); the record keeps the stat of every other one, so a file added there
     /// behind memorix's back shows, once the tree is swapped in, as a changed directory of the
     /// memory, which the next build or `status` finds like any other change.
-    fn spare(kept: &Path, mode: Mode) -> Option<ActivationRecord> {
-        let spare = ActivationRecord::read(&kept.with_file_name(KEPT_RECORD))?;
+    fn spare(kept: &Path, mode: Mode, read: Option<Kept>) -> Option<ActivationRecord> {
+        let spare = match read {
+            Some(Kept(record)) => record?,
+            None => ActivationRecord::read(&kept.with_file_name(KEPT_RECORD))?,
+        };
         let same_kind = spare.delivery.is_some_and(|d| d == mode || (copies(d) && copies(mode)));
         // The kept root was renamed out of the project, which may move its mtime: its inode
         // and its listing stand in for it.
@@ -372,7 +376,7 @@ pub enum Look {
 }
 
 /// What the memory directory shows before an activation.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub struct Shown<'a> {
     /// The state directory's activation record.
     pub record: Option<&'a ActivationRecord>,
@@ -381,6 +385,19 @@ pub struct Shown<'a> {
     /// How far the record was found to hold: with [`Look::Directories`] (checked just before),
     /// its files' stats are taken as they are recorded.
     pub look: Look,
+    /// The kept tree's record, when read ahead ([`Kept::read`]); read by the activation if not.
+    pub kept: Option<Kept>,
+}
+
+/// The record of the kept previous tree, read by a build that knows it will activate while
+/// it reads the project's record: at 100k files each is 15 MB of JSON.
+#[derive(Debug)]
+pub struct Kept(Option<ActivationRecord>);
+
+impl Kept {
+    pub fn read(state_dir: &Path) -> Kept {
+        Kept(ActivationRecord::read(&state_dir.join("tmp").join(KEPT_RECORD)))
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
@@ -411,7 +428,7 @@ pub fn activate(
     check_ours(memory, recorded, &tmp)?;
     fsutil::create_dir(&tmp)?;
     let kept = tmp.join("previous");
-    let spare = ActivationRecord::spare(&kept, mode);
+    let spare = ActivationRecord::spare(&kept, mode, shown.kept);
     let stage = match spare {
         Some(_) => Stage::adopt(&kept, tmp.join("stage"))?,
         None => Stage::create(tmp.join("stage"))?,

@@ -104,6 +104,31 @@ impl<'de> Visitor<'de> for PlacementVisitor {
     }
 }
 
+/// Reads a JSON object written in key order (as every record is) into a map built in one
+/// pass: at 100k files, ordered inserts one by one were a tenth of reading a record.
+pub(super) fn sorted_map<'de, D, V>(d: D) -> Result<std::collections::BTreeMap<String, V>, D::Error>
+where
+    D: Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Pairs<V>(std::marker::PhantomData<V>);
+    impl<'de, V: Deserialize<'de>> Visitor<'de> for Pairs<V> {
+        type Value = Vec<(String, V)>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a map")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0));
+            while let Some(pair) = map.next_entry()? {
+                pairs.push(pair);
+            }
+            Ok(pairs)
+        }
+    }
+    // Collecting sorts (linear on sorted input) and builds the tree bottom up.
+    Ok(d.deserialize_map(Pairs(std::marker::PhantomData))?.into_iter().collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +172,17 @@ mod tests {
         ] {
             assert!(serde_json::from_str::<Placement>(&bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_map_reads_the_same_in_key_order_or_not() {
+        #[derive(Deserialize)]
+        struct M(#[serde(deserialize_with = "sorted_map")] std::collections::BTreeMap<String, u64>);
+        let sorted: M = serde_json::from_str(r#"{"a":1,"a/b":2,"b":3}"#).unwrap();
+        let unsorted: M = serde_json::from_str(r#"{"b":3,"a":1,"a/b":2}"#).unwrap();
+        let want = [("a", 1), ("a/b", 2), ("b", 3)].map(|(k, v)| (k.to_string(), v));
+        assert_eq!(sorted.0, std::collections::BTreeMap::from(want.clone()));
+        assert_eq!(unsorted.0, std::collections::BTreeMap::from(want));
+        assert!(serde_json::from_str::<M>("[1]").is_err());
     }
 }

@@ -47,15 +47,14 @@ impl Name {
             ".." => return Err(NameProblem::DotDot),
             _ => {}
         }
-        for c in s.chars() {
-            match c {
-                '/' => return Err(NameProblem::Slash),
-                '\\' => return Err(NameProblem::Backslash),
-                '\0' => return Err(NameProblem::Nul),
-                _ => {}
-            }
+        // Bytes, not chars: the three are ASCII, which no multi-byte UTF-8 sequence contains,
+        // and every path of a 100k-file record passes here.
+        match s.bytes().find(|b| matches!(b, b'/' | b'\\' | 0)) {
+            Some(b'/') => Err(NameProblem::Slash),
+            Some(b'\\') => Err(NameProblem::Backslash),
+            Some(_) => Err(NameProblem::Nul),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     pub fn as_str(&self) -> &str {

@@ -384,8 +384,13 @@ fn activate(
     let memory = m.memory_dir();
     let current = profile.current().cloned();
     let shown = deliver::shown_environment(&memory);
-    // Exactly what the last activation placed, none of it purged since.
-    let recorded = ActivationRecord::load(&project.state_dir);
+    // Exactly what the last activation placed, none of it purged since. A build binding another
+    // environment activates: it reads the kept tree's record alongside.
+    let state = &project.state_dir;
+    let (recorded, kept) = match current.as_ref().is_none_or(|b| b.environment != env_id) {
+        true => rayon::join(|| ActivationRecord::load(state), || Some(deliver::Kept::read(state))),
+        false => (ActivationRecord::load(state), None),
+    };
     let look = recorded.as_ref().map_or(Look::Everything, |r| stamp_look(project, r));
     let intact = recorded.as_ref().is_some_and(|r| r.holds(store, &memory, look));
     // Files are taken as recorded only where the directories held.
@@ -418,7 +423,7 @@ fn activate(
         store,
         project,
         &delivery,
-        Shown { record: recorded.as_ref(), environment: shown, look },
+        Shown { record: recorded.as_ref(), environment: shown, look, kept },
         spec.as_ref(),
         progress,
     )?;

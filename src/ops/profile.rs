@@ -90,7 +90,7 @@ pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn P
         &project,
         &delivery,
         // Not checked here: every file is looked at.
-        Shown { record: recorded.as_ref(), environment: shown, look: Look::Everything },
+        Shown { record: recorded.as_ref(), environment: shown, look: Look::Everything, kept: None },
         spec.as_ref(),
         progress,
     )?;
