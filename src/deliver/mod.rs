@@ -14,6 +14,7 @@ use miette::Diagnostic;
 use crate::diagnostics::{FromIo, IoError};
 use crate::manifest::{Delivery as Mode, Manifest};
 use crate::model::Id;
+use crate::model::path::ancestors;
 use crate::progress::Progress;
 use crate::store::blob::hash_file;
 
@@ -714,7 +715,7 @@ fn trim_spare<'a>(
     let placed = files.iter().map(|(p, _)| p.as_str()).filter(|p| !kept.contains(p));
     let mut touched = std::collections::BTreeSet::new();
     for rel in dropped.iter().map(|(rel, _)| *rel).chain(placed) {
-        touched.extend(rel.match_indices('/').map(|(i, _)| &rel[..i]));
+        touched.extend(ancestors(rel));
     }
     // The root was renamed into the stage ([`ActivationRecord::spare`] checked its listing).
     let holds = touched.iter().all(|d| spare.dirs.get(*d).is_none_or(|held| dir_is(stage, d, *held)));
@@ -724,7 +725,7 @@ fn trim_spare<'a>(
     let mut emptied = std::collections::BTreeSet::new();
     for (rel, _) in &dropped {
         remove_if_exists(&stage.join(rel))?;
-        emptied.extend(rel.match_indices('/').map(|(i, _)| &rel[..i]));
+        emptied.extend(ancestors(rel));
     }
     // Deepest first, so a chain of directories left empty goes away entirely.
     let mut emptied: Vec<&str> = emptied.into_iter().collect();
@@ -795,19 +796,17 @@ impl ActivationRecord {
         changed: &Changed,
         known: &dyn Fn(&str) -> Option<Placement>,
     ) -> Result<ActivationRecord> {
-        let ancestors =
-            |p: &'_ str| p.match_indices('/').map(|(i, _)| p[..i].to_string()).collect::<Vec<_>>();
         // Directories that hold a placed file must be there; those that held a removed one
         // may have gone with it.
         let mut held = std::collections::BTreeSet::from([String::new()]);
         let mut emptied = std::collections::BTreeSet::new();
         for rel in &changed.dropped {
             self.files.remove(rel);
-            emptied.extend(ancestors(rel));
+            emptied.extend(ancestors(rel).map(str::to_string));
         }
         for (rel, blob) in &changed.placed {
             self.files.insert(rel.clone(), placement_at(memory, rel, Some(*blob), known)?);
-            held.extend(ancestors(rel));
+            held.extend(ancestors(rel).map(str::to_string));
         }
         for g in GENERATED {
             self.files.insert(g.to_string(), placement_at(memory, g, None, known)?);

@@ -72,6 +72,12 @@ impl fmt::Display for Name {
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default)]
 pub struct StorePath(String);
 
+/// The proper ancestors of a `/`-separated relative path, shortest first: `a`, `a/b` for
+/// `a/b/c` (for paths held as text, like an activation record's).
+pub fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    path.match_indices('/').map(|(i, _)| &path[..i])
+}
+
 impl StorePath {
     pub fn root() -> StorePath {
         StorePath(String::new())
@@ -101,7 +107,7 @@ impl StorePath {
 
     /// The proper ancestors, shortest first: `a`, `a/b` for `a/b/c`.
     pub fn ancestors(&self) -> impl Iterator<Item = &str> {
-        self.0.match_indices('/').map(|(i, _)| &self.0[..i])
+        ancestors(&self.0)
     }
 
     pub fn names(&self) -> Vec<Name> {

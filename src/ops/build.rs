@@ -387,9 +387,10 @@ fn activate(
     // Exactly what the last activation placed, none of it purged since. A build binding another
     // environment activates: it reads the kept tree's record alongside.
     let state = &project.state_dir;
-    let (recorded, kept) = match current.as_ref().is_none_or(|b| b.environment != env_id) {
-        true => rayon::join(|| ActivationRecord::load(state), || Some(deliver::Kept::read(state))),
-        false => (ActivationRecord::load(state), None),
+    let (recorded, kept) = if current.as_ref().is_none_or(|b| b.environment != env_id) {
+        rayon::join(|| ActivationRecord::load(state), || Some(deliver::Kept::read(state)))
+    } else {
+        (ActivationRecord::load(state), None)
     };
     let look = recorded.as_ref().map_or(Look::Everything, |r| stamp_look(project, r));
     let intact = recorded.as_ref().is_some_and(|r| r.holds(store, &memory, look));

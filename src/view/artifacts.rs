@@ -68,17 +68,18 @@ pub fn summary(store: &Store, id: &Id, plan: &DerivationPlan) -> Result<(String,
             continue;
         }
         let hs = headings(store, &origin.blob)?;
-        let _ = match hs.split_first() {
+        match hs.split_first() {
             Some(((_, title), rest)) => {
                 let _ = writeln!(s, "- `{path}`: {title}");
                 for (level, h) in rest {
                     let _ = writeln!(s, "{}- {h}", "  ".repeat(level.saturating_sub(1).max(1)));
                 }
                 titles.push((path.to_string(), title.clone()));
-                Ok(())
             }
-            None => writeln!(s, "- `{path}`"),
-        };
+            None => {
+                let _ = writeln!(s, "- `{path}`");
+            }
+        }
     }
     Ok((s, titles.into_iter().collect()))
 }
