@@ -95,7 +95,7 @@ fn a_rust_project_gets_the_axum_route_syntax_of_its_cargo_lock() {
     env.write("Cargo.lock", &cargo_lock("0.6.20"));
     env.write(
         "memorix.toml",
-        "[pins]\nfiles = [\"Cargo.lock\"]\n\n[mounts.axum]\nselect = [\"docs/axum/@pin\"]\n",
+        "[pins]\nfiles = [\"Cargo.lock\"]\n\n[mounts.axum]\nselect = [\"docs/axum/@pin\"]\nmatch = \"minor\"\n",
     );
     env.run(&["build"]).ok();
     let memory = env.project.join(".memory/axum");
@@ -193,7 +193,7 @@ fn pydantic_one_or_two_never_both() {
     env.write("requirements.txt", "pydantic==1.10.13\n");
     env.write(
         "memorix.toml",
-        "[pins]\nfiles = [\"requirements.txt\"]\n\n[mounts.pydantic]\nselect = [\"docs/pydantic/@pin\"]\n",
+        "[pins]\nfiles = [\"requirements.txt\"]\n\n[mounts.pydantic]\nselect = [\"docs/pydantic/@pin\"]\nmatch = \"minor\"\n",
     );
     env.run(&["build"]).ok();
     let docs = env.project.join(".memory/pydantic/docs");

@@ -441,7 +441,14 @@ const FIXTURE_ROWS: &[Row] = &[
     row("pnpm9-workspace", PNPM, "typescript", Version("5.6.3")),
     row("pnpm9-workspace", PNPM, "zod", Version("3.24.1")),
     row("pnpm9-workspace", PNPM, "vitest", Version("2.1.8")),
-    row("pnpm9-workspace", PNPM, "string-width", Version("4.2.3")),
+    // The alias is what the code imports: a pin of its own (fetched as string-width).
+    row("pnpm9-workspace", PNPM, "string-width-cjs", Version("4.2.3")),
+    row(
+        "pnpm9-workspace",
+        PNPM,
+        "string-width",
+        Fails("memorix::pins::ambiguous", "none of which the project depends on directly"),
+    ),
     row("pnpm9-workspace", PNPM, "next", Fails("memorix::pins::ambiguous", "pnpm-lock.yaml:58: next 15.1.6")),
     row(
         "pnpm9-workspace",

@@ -50,6 +50,7 @@ select = ["rules/api/"]
 
 [mounts.httpx]
 select = ["docs/httpx/@pin"]
+match = "minor"
 
 [mounts.notes]
 select = ["docs/notes/"]

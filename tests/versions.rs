@@ -73,15 +73,17 @@ fn locked_version(env: &TestEnv) -> String {
 }
 
 #[test]
-fn match_policy_exact_minor_major_and_none() {
+fn match_policy_exact_by_default_minor_and_major() {
     let env = TestEnv::new();
     if !ingest_versions(&env, "pydantic", &["1.10.26", "2.0", "2.11.10"]) {
         return;
     }
     build_with(&env, "docs/pydantic/@v2.0", Some("exact")).ok();
     assert_eq!(locked_version(&env), "2.0");
-    build_with(&env, "docs/pydantic/@v2.0.3", None).ok();
-    assert_eq!(locked_version(&env), "2.0", "minor (the default) falls back within 2.0.x");
+    let err = build_with(&env, "docs/pydantic/@v2.0.3", None).expect(2).stderr;
+    assert!(err.contains("matches 2.0.3 (match = \"exact\")"), "exact is the default: {err}");
+    build_with(&env, "docs/pydantic/@v2.0.3", Some("minor")).ok();
+    assert_eq!(locked_version(&env), "2.0", "minor falls back within 2.0.x");
     build_with(&env, "docs/pydantic/@v2.5.0", Some("major")).ok();
     assert_eq!(locked_version(&env), "2.11.10");
     let memory = env.project.join(".memory/pydantic");
@@ -91,7 +93,7 @@ fn match_policy_exact_minor_major_and_none() {
         .map(|p| fs::read_to_string(p).unwrap_or_default())
         .collect::<String>();
     assert!(text.contains("model_validate"), "pydantic 2 docs");
-    let err = build_with(&env, "docs/pydantic/@v2.5.0", None).expect(2).stderr;
+    let err = build_with(&env, "docs/pydantic/@v2.5.0", Some("minor")).expect(2).stderr;
     assert!(
         err.contains("no version of `pydantic` in the store matches 2.5.0 (match = \"minor\"); the store has: 2.11.10, 2.0, 1.10.26"),
         "{err}"

@@ -1,6 +1,6 @@
 use super::render::Text;
 use super::{Context, render};
-use crate::ops::deps::{Dep, DepsAdded, Scope, add_deps};
+use crate::ops::deps::{Dep, DepsAdded, NotAdded, Scope, add_deps};
 use crate::ops::edit::{Addition, Edited, add, remove};
 use crate::ops::error::Result;
 
@@ -66,16 +66,25 @@ pub fn add_cmd(ctx: &Context, args: AddArgs) -> Result<u8> {
     report(ctx, &add(cwd, &ctx.store, &mount, what, args.net.offline, &ctx.progress)?, "Added")
 }
 
-/// What was fetched, then a row per mount added, kept or skipped, then the lock.
+/// What was fetched, then a row per mount added or kept, then every dependency that got no
+/// mount with its reason and fix, then the lock. Exit 2 (1 for a hash) when one could not be
+/// added; what could was added all the same.
 fn report_deps(ctx: &Context, d: &DepsAdded) -> Result<u8> {
     if ctx.json {
         render::json(d)?;
-        return Ok(0);
+        return Ok(d.exit_code());
     }
     let mut s = Text::default();
-    super::fetch::lines(&mut s, &d.lock.fetched);
+    super::fetch::lines(&mut s, &d.fetched);
     if let Some(f) = &d.listed {
         s.line(format_args!("Listed {f} in [pins] files"));
+    }
+    if !d.target.is_empty() {
+        let target: Vec<String> = d.target.iter().map(|(k, v)| format!("{k} = \"{v}\"")).collect();
+        s.line(format_args!(
+            "Declared the target [pins] markers = {{ {} }} (versions differ by markers)",
+            target.join(", ")
+        ));
     }
     let scope = match d.scope {
         Scope::Direct => "direct dependency",
@@ -83,7 +92,10 @@ fn report_deps(ctx: &Context, d: &DepsAdded) -> Result<u8> {
     };
     let n = d.added.len();
     match n {
-        0 => s.line(format_args!("Added no mount: every {scope} has one or is skipped")),
+        0 if d.failed.is_empty() => {
+            s.line(format_args!("Added no mount: every {scope} has one or is skipped"))
+        }
+        0 => s.line(format_args!("Added no mount")),
         _ => s.line(format_args!("Added {n} {} to memorix.toml:", plural(n, "mount"))),
     }
     rows(&mut s, &d.added);
@@ -91,26 +103,49 @@ fn report_deps(ctx: &Context, d: &DepsAdded) -> Result<u8> {
         s.line(format_args!("Kept {} a mount already selects:", d.kept.len()));
         rows(&mut s, &d.kept);
     }
-    if !d.skipped.is_empty() {
-        let n = d.skipped.len();
+    for file in &d.undirected {
         s.line(format_args!(
-            "Skipped {n} not served by crates.io, PyPI or npm (path, git or workspace packages):"
+            "Skipped {file}: neither it nor a manifest beside it says which packages the project depends on directly (`--deps all` mounts every package it pins)"
         ));
-        for d in &d.skipped {
-            s.line(format_args!("  {} {} ({})", d.library, d.version, d.file));
-        }
     }
-    let lock = if d.lock.written { "Wrote memorix.lock" } else { "memorix.lock unchanged" };
-    s.line(format_args!("{lock}. Run `memorix build` to deliver them."));
+    not_added(&mut s, &format!("Skipped {}", d.skipped.len()), &d.skipped);
+    not_added(&mut s, &format!("Could not add {}", d.failed.len()), &d.failed);
+    let lock = match &d.lock {
+        Some(l) if l.written => "Wrote memorix.lock",
+        _ => "memorix.lock unchanged",
+    };
+    match n {
+        0 => s.line(format_args!("{lock}.")),
+        _ => s.line(format_args!("{lock}. Run `memorix build` to deliver them.")),
+    }
     render::note(ctx, &s)?;
-    Ok(0)
+    Ok(d.exit_code())
 }
 
 /// `  libs/http     http 1.5.0 (Cargo.lock)`, mount names aligned.
 fn rows(s: &mut Text, deps: &[Dep]) {
     let width = deps.iter().map(|d| d.mount.len()).max().unwrap_or(0);
     for d in deps {
-        s.line(format_args!("  {:width$}  {} {} ({})", d.mount, d.library, d.version, d.file));
+        let alias = d.package.as_ref().map(|p| format!(" (npm:{p})")).unwrap_or_default();
+        let scope = match d.applies_to.as_slice() {
+            [] => String::new(),
+            globs => format!(" for {}", globs.join(", ")),
+        };
+        s.line(format_args!("  {:width$}  {}{alias} {} ({}){scope}", d.mount, d.library, d.version, d.file));
+    }
+}
+
+/// `heading:` then each dependency with its reason, and its fix below it.
+fn not_added(s: &mut Text, heading: &str, deps: &[NotAdded]) {
+    if deps.is_empty() {
+        return;
+    }
+    s.line(format_args!("{heading}:"));
+    for d in deps {
+        s.line(format_args!("  {} {} ({}): {}", d.dep.library, d.dep.version, d.dep.at, d.reason));
+        if !d.fix.is_empty() {
+            s.line(format_args!("      help: {}", d.fix));
+        }
     }
 }
 

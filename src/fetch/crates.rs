@@ -10,7 +10,8 @@ const REG: Registry = Registry::CratesIo;
 
 /// The `.crate` of `req`'s version, where `dl` says it is, with the index's checksum.
 pub fn locate(client: &Client, index: &str, dl: &str, req: &Request) -> Result<Candidate> {
-    let name = req.library.to_ascii_lowercase();
+    // The index keeps a crate under its name in lowercase, `_` and `-` as published.
+    let name = req.package.to_ascii_lowercase();
     let url = format!("{index}{}", index_path(&name));
     let body = match client.get(REG, &url, "application/json")? {
         Answer::Ok(b) => b.bytes,
@@ -29,8 +30,8 @@ pub fn locate(client: &Client, index: &str, dl: &str, req: &Request) -> Result<C
         if vers == req.version {
             let cksum = entry["cksum"].as_str().unwrap_or_default();
             return Ok(Candidate {
-                url: download_url(dl, &req.library, vers, cksum),
-                file: format!("{}-{vers}.crate", req.library),
+                url: download_url(dl, &req.package, vers, cksum),
+                file: format!("{}-{vers}.crate", req.package),
                 published: ArtifactHash::parse(&format!("sha256:{cksum}")),
             });
         }
@@ -53,13 +54,15 @@ pub fn dl_template(client: &Client, index: &str) -> Result<String> {
     json["dl"].as_str().map(str::to_string).ok_or_else(|| bad("config.json has no `dl`".into()))
 }
 
-/// Where the index keeps a crate's file: `1/a`, `2/ab`, `3/a/abc`, `ab/cd/abcd...`.
+/// Where the index keeps a crate's file: `1/a`, `2/ab`, `3/a/abc`, `ab/cd/abcd...`. Counted
+/// in characters, so a name that is not ASCII (refused before it gets here) cannot split one.
 pub fn index_path(name: &str) -> String {
-    match name.len() {
+    let head = |n: usize| name.chars().take(n).collect::<String>();
+    match name.chars().count() {
         1 => format!("1/{name}"),
         2 => format!("2/{name}"),
-        3 => format!("3/{}/{name}", &name[..1]),
-        _ => format!("{}/{}/{name}", &name[..2], &name[2..4]),
+        3 => format!("3/{}/{name}", head(1)),
+        _ => format!("{}/{}/{name}", head(2), name.chars().skip(2).take(2).collect::<String>()),
     }
 }
 
@@ -86,6 +89,8 @@ mod tests {
     fn index_paths_and_download_templates_follow_cargo() {
         assert_eq!(index_path("matchit"), "ma/tc/matchit");
         assert_eq!(index_path("syn"), "3/s/syn");
+        assert_eq!(index_path("form_urlencoded"), "fo/rm/form_urlencoded");
+        assert_eq!(index_path("éa"), "2/éa");
         assert_eq!(
             download_url("https://static.crates.io/crates", "http", "1.5.0", "x"),
             "https://static.crates.io/crates/http/1.5.0/download"

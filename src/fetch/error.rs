@@ -131,6 +131,25 @@ impl Error {
         Box::new(Error::BadArchive { file: file.to_string(), why: why.to_string() })
     }
 
+    /// The same failure once more, for each request it stops (a registry's `config.json` that
+    /// cannot be read stops every crate).
+    pub(crate) fn again(&self) -> Box<Error> {
+        Box::new(match self {
+            Error::Unreachable { registry, url, why, env } => {
+                Error::Unreachable { registry, url: url.clone(), why: why.clone(), env }
+            }
+            Error::BadAnswer { registry, url, why, env } => {
+                Error::BadAnswer { registry, url: url.clone(), why: why.clone(), env }
+            }
+            other => Error::BadAnswer {
+                registry: "crates-io",
+                url: String::new(),
+                why: other.to_string(),
+                env: "MEMORIX_CRATES_INDEX",
+            },
+        })
+    }
+
     /// 1 for a check that failed (a hash, a tree id), 2 for the rest.
     pub fn exit_code(&self) -> u8 {
         match self {

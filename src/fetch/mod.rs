@@ -88,6 +88,9 @@ pub struct Request {
     pub registry: Registry,
     /// Normalized name.
     pub library: String,
+    /// The name the registry serves it under, as the pin file records it (checked against
+    /// the ecosystem's grammar when the pin file was read).
+    pub package: String,
     /// As pinned; the registry is asked for exactly this one.
     pub version: String,
     /// The version the docs are tagged with (a local label stripped).
@@ -151,12 +154,12 @@ pub struct Fetched {
     pub bytes: usize,
 }
 
-/// How many artifacts are downloaded at once.
+/// How many artifacts are downloaded at once: enough to hide latency, few enough to be polite
+/// to a registry (cargo and npm use a handful of connections per host too).
 const PARALLEL: usize = 8;
 
 /// Downloaded, verified and cut to the docs view; not yet in the Store.
 struct Ready {
-    req: Request,
     cand: Candidate,
     hash: ArtifactHash,
     verified_by: String,
@@ -165,55 +168,74 @@ struct Ready {
     bytes: usize,
 }
 
-/// Fetches every request (several at once), verifies each, and only when all are good
-/// ingests them; returns what was fetched, in request order.
+/// What became of one request: fetched and ingested, or why not. One failure never stops the
+/// others.
+#[derive(Debug)]
+pub struct Outcome {
+    pub request: Request,
+    pub result: Result<Fetched>,
+}
+
+/// Fetches every request, several at once over one connection pool, and ingests each as soon
+/// as it is downloaded and verified (so only a few artifacts are in memory at a time); returns
+/// each request's outcome, in request order. Only a client that cannot be built fails all.
 pub fn fetch_all(
     writer: &Writer,
     registries: &Registries,
     requests: Vec<Request>,
     progress: &dyn Progress,
-) -> Result<Vec<Fetched>> {
+) -> Result<Vec<Outcome>> {
     if requests.is_empty() {
         return Ok(Vec::new());
     }
     let client = http::Client::new()?;
-    let dl = match requests.iter().any(|r| r.registry == Registry::CratesIo) {
-        true => Some(crates::dl_template(&client, &registries.crates)?),
-        false => None,
-    };
-    let task = progress.start("fetching", requests.len() as u64);
-    // A few downloads at once: enough to hide latency, few enough to be polite to a registry.
-    let mut ready: Vec<Result<Ready>> = Vec::with_capacity(requests.len());
-    let mut requests = requests.into_iter().peekable();
-    while requests.peek().is_some() {
-        let batch: Vec<Request> = requests.by_ref().take(PARALLEL).collect();
-        ready.extend(std::thread::scope(|s| {
-            let handles: Vec<_> = batch
-                .into_iter()
-                .map(|req| {
-                    let (client, dl, task) = (&client, dl.as_deref(), &task);
-                    s.spawn(move || {
-                        let r = prepare(client, registries, dl, req);
-                        task.advance(1);
-                        r
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().expect("a fetch thread does not panic")).collect::<Vec<_>>()
-        }));
-    }
+    // crates.io's `config.json`, read once by the first crate's worker.
+    let dl = std::sync::OnceLock::new();
+    let n = requests.len();
+    let task = progress.start("fetching", n as u64);
+    // Popped from the back: reversed, so requests start in order.
+    let queue = std::sync::Mutex::new(requests.into_iter().enumerate().rev().collect::<Vec<_>>());
+    let mut outcomes: Vec<Option<Outcome>> = Vec::new();
+    outcomes.resize_with(n, || None);
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..n.min(PARALLEL) {
+            let (tx, queue, client, dl) = (tx.clone(), &queue, &client, &dl);
+            s.spawn(move || {
+                while let Some((i, req)) = queue.lock().ok().and_then(|mut q| q.pop()) {
+                    let ready = prepare(client, registries, dl, &req);
+                    if tx.send((i, req, ready)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, req, ready) in rx {
+            let result =
+                ready.and_then(|r| stage(writer, &req, r)).and_then(|st| ingest(writer, &req, st, progress));
+            task.advance(1);
+            outcomes[i] = Some(Outcome { request: req, result });
+        }
+    });
     drop(task);
-    let ready = ready.into_iter().collect::<Result<Vec<_>>>()?;
-    let staged = ready.into_iter().map(|r| stage(writer, r)).collect::<Result<Vec<_>>>()?;
-    staged.into_iter().map(|s| ingest(writer, s, progress)).collect()
+    Ok(outcomes.into_iter().flatten().collect())
 }
 
 /// Downloads, verifies and unpacks one request.
-fn prepare(client: &http::Client, registries: &Registries, dl: Option<&str>, req: Request) -> Result<Ready> {
+fn prepare(
+    client: &http::Client,
+    registries: &Registries,
+    dl: &std::sync::OnceLock<Result<String>>,
+    req: &Request,
+) -> Result<Ready> {
     let cand = match req.registry {
-        Registry::CratesIo => crates::locate(client, &registries.crates, dl.unwrap_or_default(), &req)?,
-        Registry::Pypi => pypi::locate(client, &registries.pypi, &req)?,
-        Registry::Npm => npm::locate(client, &registries.npm, &req)?,
+        Registry::CratesIo => match dl.get_or_init(|| crates::dl_template(client, &registries.crates)) {
+            Ok(dl) => crates::locate(client, &registries.crates, dl, req)?,
+            Err(e) => return Err(e.again()),
+        },
+        Registry::Pypi => pypi::locate(client, &registries.pypi, req)?,
+        Registry::Npm => npm::locate(client, &registries.npm, req)?,
     };
     let bytes = match client.get(req.registry, &cand.url, "*/*")? {
         http::Answer::Ok(b) => b.bytes,
@@ -221,7 +243,7 @@ fn prepare(client: &http::Client, registries: &Registries, dl: Option<&str>, req
             return Err(req.not_found(req.registry, &cand.url, format!("HTTP {s}"), String::new()));
         }
     };
-    let (hash, verified_by) = verify(&req, &cand, &bytes)?;
+    let (hash, verified_by) = verify(req, &cand, &bytes)?;
     let unpacked = archive::unpack(&cand.file, &bytes, archive::LIMITS)?;
     let files: Vec<(String, Vec<u8>)> =
         select::keep(req.registry, &unpacked.files, &req.filter).into_iter().cloned().collect();
@@ -229,7 +251,7 @@ fn prepare(client: &http::Client, registries: &Registries, dl: Option<&str>, req
         return Err(Error::NothingKept { file: cand.file.clone(), library: req.library.clone() }.into());
     }
     let size = bytes.len();
-    Ok(Ready { req, cand, hash, verified_by, files, skipped: unpacked.skipped, bytes: size })
+    Ok(Ready { cand, hash, verified_by, files, skipped: unpacked.skipped, bytes: size })
 }
 
 /// The hash `bytes` must match, checked: memorix.lock's when it has one, and the pin file's
@@ -285,16 +307,16 @@ struct Staged {
 
 /// Writes the kept files under the Store's `tmp/` and hashes them as ingest would; refuses a
 /// tree other than the one memorix.lock has.
-fn stage(writer: &Writer, ready: Ready) -> Result<Staged> {
-    let dir = Scratch::new(writer.store.tmp_dir(), &ready.req.library)?;
+fn stage(writer: &Writer, req: &Request, ready: Ready) -> Result<Staged> {
+    let dir = Scratch::new(writer.store.tmp_dir(), &req.library)?;
     let layout = write_files(&dir.0, &ready.files)?;
     let tree = source::snapshot(layout)?.id;
-    if let Some(expected) = ready.req.locked.as_ref().and_then(|l| l.tree)
+    if let Some(expected) = req.locked.as_ref().and_then(|l| l.tree)
         && expected != tree
     {
         return Err(Error::TreeMismatch {
-            library: ready.req.library.clone(),
-            version: ready.req.version.clone(),
+            library: req.library.clone(),
+            version: req.version.clone(),
             artifact: ready.cand.file.clone(),
             expected: expected.to_string(),
             actual: tree.to_string(),
@@ -321,9 +343,8 @@ fn write_files(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> Result<Lay
 }
 
 /// Ingests one staged artifact as a version and records where it came from.
-fn ingest(writer: &Writer, staged: Staged, progress: &dyn Progress) -> Result<Fetched> {
+fn ingest(writer: &Writer, req: &Request, staged: Staged, progress: &dyn Progress) -> Result<Fetched> {
     let Staged { ready, dir, tree } = staged;
-    let req = &ready.req;
     let layout = write_files_listing(&dir.0, &ready.files);
     let library = (req.dest.path.file_name() != Some(req.library.as_str())).then(|| req.library.clone());
     let label = VersionLabel { version: req.docs_version.clone(), library };
@@ -373,7 +394,10 @@ impl Scratch {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = tmp.join(format!("fetch-{}-{n}-{name}", std::process::id()));
+        // The name is only a hint for someone looking into tmp/: never a path of its own.
+        let hint: String =
+            name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).take(40).collect();
+        let dir = tmp.join(format!("fetch-{}-{n}-{hint}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(Error::io("create", &dir))?;
         Ok(Scratch(dir))
     }

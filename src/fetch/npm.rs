@@ -11,7 +11,7 @@ const REG: Registry = Registry::Npm;
 /// The tarball of `req`'s version, as the packument names it.
 pub fn locate(client: &Client, registry: &str, req: &Request) -> Result<Candidate> {
     // A scoped name keeps its `@` and escapes its `/`.
-    let url = format!("{registry}{}", req.library.replace('/', "%2f"));
+    let url = format!("{registry}{}", crate::pins::name::url_segment(&req.package));
     let accept = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8";
     let body = match client.get(REG, &url, accept)? {
         Answer::Ok(b) => b.bytes,

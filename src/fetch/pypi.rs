@@ -21,7 +21,7 @@ pub struct IndexFile {
 /// The file of `req`'s version to fetch: the one memorix.lock names, else among the files the
 /// pin file names (by name or hash), else among all of that version's, by preference.
 pub fn locate(client: &Client, index: &str, req: &Request) -> Result<Candidate> {
-    let name = crate::pins::normalize(crate::pins::Ecosystem::Python, &req.library);
+    let name = crate::pins::normalize(crate::pins::Ecosystem::Python, &req.package);
     let url = format!("{index}{name}/");
     let body = match client.get(REG, &url, ACCEPT)? {
         Answer::Ok(b) => b,

@@ -160,8 +160,9 @@ pub struct RawMount {
     pub exclude: Vec<String>,
     /// Why this mount exists; grep-able text for its quest.
     pub intent: Option<String>,
-    /// How closely an ingested version must match the pinned one: exact, minor (default:
-    /// the highest with the same major.minor) or major (Cargo's caret rule).
+    /// How closely an ingested version must match the pinned one: exact (default), or the
+    /// highest held with the same major.minor.patch (patch), major.minor (minor), or by
+    /// Cargo's caret rule (major).
     #[serde(rename = "match")]
     pub match_policy: Option<crate::model::version::MatchPolicy>,
     /// The library a `@pin` locator asks for, when it is not the last path component.

@@ -11,10 +11,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MatchPolicy {
-    /// Only the same version.
-    Exact,
-    /// The highest with the same major.minor.
+    /// Only the same version: what `@pin` delivers unless a mount widens it (DESIGN.md §9).
     #[default]
+    Exact,
+    /// The highest with the same major.minor.patch (a post-release, a rebuild).
+    Patch,
+    /// The highest with the same major.minor.
     Minor,
     /// The highest compatible by Cargo's caret rule (0.x.y: the same 0.x).
     Major,
@@ -24,6 +26,7 @@ impl MatchPolicy {
     pub fn as_str(self) -> &'static str {
         match self {
             MatchPolicy::Exact => "exact",
+            MatchPolicy::Patch => "patch",
             MatchPolicy::Minor => "minor",
             MatchPolicy::Major => "major",
         }
@@ -222,6 +225,7 @@ pub fn acceptable(scheme: Scheme, policy: MatchPolicy, wanted: &str, candidate: 
     let part = |r: &[u64], i: usize| r.get(i).copied().unwrap_or(0);
     match policy {
         MatchPolicy::Exact => false,
+        MatchPolicy::Patch => (0..3).all(|i| part(&w, i) == part(&c, i)),
         MatchPolicy::Minor => part(&w, 0) == part(&c, 0) && part(&w, 1) == part(&c, 1),
         MatchPolicy::Major if part(&w, 0) == 0 => part(&c, 0) == 0 && part(&w, 1) == part(&c, 1),
         MatchPolicy::Major => part(&w, 0) == part(&c, 0),

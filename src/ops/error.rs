@@ -64,6 +64,19 @@ pub enum Error {
     #[diagnostic(transparent)]
     Unfetched(Box<Unfetched>),
 
+    #[error("could not fetch the docs of {count} libraries")]
+    #[diagnostic(
+        code(memorix::fetch::failed),
+        help(
+            "each is listed with its own fix; what could be fetched is in the Store and is not fetched again"
+        )
+    )]
+    FetchFailed {
+        count: usize,
+        #[related]
+        failures: Vec<super::fetch::FetchFailure>,
+    },
+
     #[error(transparent)]
     #[diagnostic(transparent)]
     Profile(#[from] crate::profile::Error),
@@ -109,15 +122,6 @@ pub enum Error {
         help("name one: `memorix add --deps --pins Cargo.lock` (it is added to [pins] files)")
     )]
     NoPinFilesToRead,
-
-    #[error("{file} does not say which packages the project depends on directly")]
-    #[diagnostic(
-        code(memorix::add::direct_unknown),
-        help(
-            "`memorix add --deps all` mounts every package it pins; or name a pin file that records the project's own dependencies (uv.lock, Cargo.lock, package-lock.json, requirements.txt)"
-        )
-    )]
-    DirectUnknown { file: String },
 
     #[error("memorix.toml has no mount `{name}`")]
     #[diagnostic(code(memorix::manifest::unknown_mount), help("{}", mount_choices(suggestion, known)))]
@@ -276,6 +280,9 @@ impl Error {
         match self {
             Error::Remote(e) => e.exit_code(),
             Error::Fetch(e) => e.exit_code(),
+            Error::FetchFailed { failures, .. } => {
+                failures.iter().map(|f| f.error.exit_code()).max().unwrap_or(2)
+            }
             Error::CommandNotFound { .. } => 127,
             Error::GitContentMismatch { .. } => 1,
             Error::CommandNotExecutable { .. } => 126,

@@ -16,22 +16,83 @@ use crate::progress::Progress;
 use crate::resolve::PinSource;
 use crate::store::{Store, Writer};
 
-/// What fetching before a resolve did: the libraries fetched, or why they could not be (kept
-/// to explain the resolve's error, which names the versions the Store has).
+/// What fetching before a resolve did: the libraries fetched, and every one that could not be
+/// (kept to explain the resolve's error, which names the versions the Store has).
 #[derive(Debug, Default)]
 pub struct Fetching {
     pub fetched: Vec<Fetched>,
-    pub failure: Option<Box<fetch::Error>>,
+    pub failures: Vec<FetchFailure>,
 }
 
 impl Fetching {
     /// The resolve's error, with why the fetch that would have avoided it did not happen.
-    pub(crate) fn explain(self, e: crate::resolve::Error) -> Error {
-        match self.failure {
-            Some(fetch) if no_version(&e) => {
-                Error::Unfetched(Box::new(super::error::Unfetched { resolve: e, fetch }))
+    pub(crate) fn explain(mut self, e: crate::resolve::Error) -> Error {
+        if self.failures.len() > 1 {
+            return Error::FetchFailed { count: self.failures.len(), failures: self.failures };
+        }
+        match self.failures.pop() {
+            Some(f) if no_version(&e) => {
+                Error::Unfetched(Box::new(super::error::Unfetched { resolve: e, fetch: f.error }))
             }
             _ => e.into(),
+        }
+    }
+
+    /// The failures as one error when there are several, or one that is a failed check (a hash
+    /// or tree that does not match: exit 1, whatever a resolve would say); one other failure is
+    /// left for the resolve's error to explain.
+    pub(crate) fn check(&mut self) -> Result<()> {
+        if self.failures.len() > 1 {
+            let failures = std::mem::take(&mut self.failures);
+            return Err(Error::FetchFailed { count: failures.len(), failures });
+        }
+        if self.failures.first().is_some_and(|f| f.error.exit_code() == 1) {
+            return Err(self.failures.pop().expect("just seen").error.into());
+        }
+        Ok(())
+    }
+
+    /// The one failure left, as the error to show when a resolve did not name one.
+    pub(crate) fn into_failure(mut self) -> Option<Box<fetch::Error>> {
+        self.failures.pop().map(|f| f.error)
+    }
+}
+
+/// One library whose docs could not be fetched, and the mounts that wanted them.
+#[derive(Debug)]
+pub struct FetchFailure {
+    pub library: String,
+    pub version: String,
+    /// `file:line` of the pin.
+    pub site: String,
+    pub error: Box<fetch::Error>,
+}
+
+impl std::fmt::Display for FetchFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} ({}): {}", self.library, self.version, self.site, self.error)
+    }
+}
+
+impl std::error::Error for FetchFailure {}
+
+impl miette::Diagnostic for FetchFailure {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.error.code()
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.error.help()
+    }
+}
+
+impl FetchFailure {
+    fn new(req: &Request, error: Box<fetch::Error>) -> FetchFailure {
+        FetchFailure {
+            library: req.library.clone(),
+            version: req.version.clone(),
+            site: req.site.clone(),
+            error,
         }
     }
 }
@@ -47,8 +108,8 @@ fn no_version(e: &crate::resolve::Error) -> bool {
     }
 }
 
-/// Fetches the pinned docs the Store lacks. A hash or tree that does not match is an error at
-/// once (exit 1, nothing stored); other failures are kept for the resolve's error.
+/// Fetches the pinned docs the Store lacks, each on its own: what could be fetched is in the
+/// Store whatever became of the others.
 pub(crate) fn fetch_pinned(
     project: &Project,
     writer: &Writer,
@@ -61,22 +122,40 @@ pub(crate) fn fetch_pinned(
         _ => None,
     };
     let requests = wanted(m, writer.store, lock.as_ref(), None);
-    let Some(first) = requests.first() else { return Ok(Fetching::default()) };
+    fetch_requests(m, writer, requests, offline, progress)
+}
+
+/// Fetches `requests` unless fetching is off, each with its own outcome.
+pub(crate) fn fetch_requests(
+    m: &Manifest,
+    writer: &Writer,
+    requests: Vec<Request>,
+    offline: bool,
+    progress: &dyn Progress,
+) -> Result<Fetching> {
+    if requests.is_empty() {
+        return Ok(Fetching::default());
+    }
     if offline || !m.pins.fetch {
         let why = if offline { "--offline" } else { "[pins] fetch = false" };
-        let failure = fetch::Error::Offline {
-            library: first.library.clone(),
-            version: first.version.clone(),
-            registry: first.registry.as_str(),
-            why,
-        };
-        return Ok(Fetching { fetched: Vec::new(), failure: Some(Box::new(failure)) });
+        let failures = requests
+            .iter()
+            .map(|r| {
+                let registry = r.registry.as_str();
+                let (library, version) = (r.library.clone(), r.version.clone());
+                FetchFailure::new(r, Box::new(fetch::Error::Offline { library, version, registry, why }))
+            })
+            .collect();
+        return Ok(Fetching { fetched: Vec::new(), failures });
     }
-    match fetch::fetch_all(writer, &Registries::load()?, requests, progress) {
-        Ok(fetched) => Ok(Fetching { fetched, failure: None }),
-        Err(e) if e.exit_code() == 1 => Err(e.into()),
-        Err(e) => Ok(Fetching { fetched: Vec::new(), failure: Some(e) }),
+    let mut out = Fetching::default();
+    for o in fetch::fetch_all(writer, &Registries::load()?, requests, progress)? {
+        match o.result {
+            Ok(f) => out.fetched.push(f),
+            Err(e) => out.failures.push(FetchFailure::new(&o.request, e)),
+        }
     }
+    Ok(out)
 }
 
 /// `memorix fetch [LIB...]`: fetches what the project's `@pin` mounts need and the Store
@@ -98,12 +177,17 @@ pub fn fetch(
     };
     let only: BTreeSet<String> = libraries.iter().cloned().collect();
     let requests = wanted(&project.manifest, &store, lock.as_ref(), Some(&only));
-    Ok(fetch::fetch_all(&writer, &Registries::load()?, requests, progress)?)
+    let mut fetching = fetch_requests(&project.manifest, &writer, requests, false, progress)?;
+    fetching.check()?;
+    match fetching.failures.pop() {
+        Some(f) => Err(f.error.into()),
+        None => Ok(fetching.fetched),
+    }
 }
 
 /// The fetch requests for every `@pin` locator whose docs the Store lacks, one per
 /// (registry, library, version). Pins that do not resolve are left to the resolve to report.
-fn wanted(
+pub(crate) fn wanted(
     m: &Manifest,
     store: &Store,
     lock: Option<&Lockfile>,
@@ -176,7 +260,8 @@ fn request(
     pin: ResolvedPin,
     entry: Option<&LockedLocator>,
 ) -> Request {
-    let dest = if loc.path.file_name() == Some(pin.library.as_str()) {
+    let key = |n: &str| crate::store::versions::library_key(n);
+    let dest = if loc.path.file_name().is_some_and(|n| key(n) == key(&pin.library)) {
         Locator::new(loc.kind, loc.path.clone(), true)
     } else {
         let path = StorePath::new(&pin.library).unwrap_or_else(|_| loc.path.clone());
@@ -194,6 +279,7 @@ fn request(
     Request {
         registry,
         library: pin.library,
+        package: pin.package,
         version: pin.version,
         docs_version: pin.docs_version,
         dest,

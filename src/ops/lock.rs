@@ -84,11 +84,12 @@ pub(crate) fn lock_with(
         ingest_git_sources(project, writer, previous.as_ref(), refresh, offline, progress)?;
     sources.extend(git);
     let mut fetching = super::fetch::fetch_pinned(project, writer, offline, progress)?;
+    fetching.check()?;
     let fetched_docs = std::mem::take(&mut fetching.fetched);
     let resolution =
         match resolve::resolve(&project.manifest, writer.store, previous.as_ref(), refresh, sources) {
             Err(e) if e.missing_object().is_some() => {
-                if let Some(failure) = fetching.failure {
+                if let Some(failure) = fetching.into_failure() {
                     return Err(failure.into());
                 }
                 let (what, id) = e.missing_object().expect("just matched");
@@ -182,8 +183,10 @@ pub(crate) fn obtain(
 ) -> Result<Obtained> {
     let substituted = super::remote::substitute(project, writer, offline, progress)?;
     ensure_locked_git_sources(project, writer, offline, progress)?;
-    let fetching = super::fetch::fetch_pinned(project, writer, offline, progress)?;
-    Ok(Obtained { substituted, fetched: fetching.fetched, fetch_failure: fetching.failure })
+    let mut fetching = super::fetch::fetch_pinned(project, writer, offline, progress)?;
+    fetching.check()?;
+    let fetched = std::mem::take(&mut fetching.fetched);
+    Ok(Obtained { substituted, fetched, fetch_failure: fetching.into_failure() })
 }
 
 impl Obtained {

@@ -2,7 +2,7 @@
 //! `name version (source)`; they are looked up by name in a map, so a file of any shape reads
 //! in time linear in its size.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -56,11 +56,15 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
         }
     }
     let direct = direct(&packages, text, name)?;
+    // Cargo.toml beside says where each workspace package is.
+    let folders = super::beside::cargo_members(file.path.parent().unwrap_or(std::path::Path::new("")));
     let lines = Lines::new(text);
     for p in packages {
         let (package, version) = (p.name.get_ref(), p.version.get_ref());
         let mut pin = Pin::new(package, version, &file.path, lines.of(p.name.span().start));
-        pin.direct = direct.contains(&(package.as_str(), version.as_str()));
+        let roots = direct.get(&(package.as_str(), version.as_str()));
+        pin.direct = roots.is_some();
+        pin.members = roots.into_iter().flatten().filter_map(|r| folders.get(*r).cloned()).collect();
         pin.source = p.source.clone();
         let v1 = || {
             let source = p.source.as_ref().map(|s| format!(" ({s})")).unwrap_or_default();
@@ -84,14 +88,18 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
 }
 
 /// The `(name, version)` of every package a workspace member (a package without a source,
-/// or v1's root) depends on: Cargo's direct dependencies.
-fn direct<'a>(packages: &[&'a Package], text: &str, name: &str) -> Result<HashSet<(&'a str, &'a str)>> {
+/// or v1's root) depends on, with the members that do: Cargo's direct dependencies.
+type Direct<'a> = HashMap<(&'a str, &'a str), Vec<&'a str>>;
+
+fn direct<'a>(packages: &[&'a Package], text: &str, name: &str) -> Result<Direct<'a>> {
     let mut by_name: HashMap<&str, Vec<&str>> = HashMap::new();
     for p in packages {
         by_name.entry(p.name.get_ref()).or_default().push(p.version.get_ref());
     }
-    let mut direct = HashSet::new();
-    for dep in packages.iter().filter(|p| p.source.is_none()).flat_map(|p| &p.dependencies) {
+    let mut direct = Direct::new();
+    let roots = packages.iter().filter(|p| p.source.is_none());
+    for (root, dep) in roots.flat_map(|p| p.dependencies.iter().map(move |d| (p.name.get_ref().as_str(), d)))
+    {
         let mut words = dep.get_ref().split(' ');
         let dep_name = words.next().unwrap_or_default();
         let known = by_name.get(dep_name).map(Vec::as_slice).unwrap_or_default();
@@ -106,7 +114,10 @@ fn direct<'a>(packages: &[&'a Package], text: &str, name: &str) -> Result<HashSe
             return Err(syntax(name, text, Some(dep.span()), "Cargo.lock", &message, HELP).into());
         };
         let dep_name = by_name.get_key_value(dep_name).map(|(k, _)| *k).unwrap_or_default();
-        direct.insert((dep_name, version));
+        let members = direct.entry((dep_name, version)).or_default();
+        if !members.contains(&root) {
+            members.push(root);
+        }
     }
     Ok(direct)
 }

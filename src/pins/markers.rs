@@ -167,7 +167,9 @@ impl Target {
         if let Some((lo, hi)) = &self.python_range {
             tree = tree.simplify_python_versions(Bound::Included(lo), Bound::Excluded(hi));
         }
-        match needed(&tree, text).into_iter().find(|v| !self.declared.contains_key(v)) {
+        // An undeclared `extra` means no extras: the default install, which is what a lock's
+        // conflict markers (`extra == 'group-x-dev'`) leave out.
+        match needed(&tree, text).into_iter().find(|v| v != "extra" && !self.declared.contains_key(v)) {
             Some(missing) => Err(Unsettled::Undeclared(missing)),
             None => Ok(tree.evaluate(&self.env, &self.extras)),
         }

@@ -9,6 +9,7 @@
 //! Markers are never evaluated against the host: only against the target a project declares,
 //! so every machine resolves alike.
 
+mod beside;
 mod cargo;
 mod composer;
 mod conda;
@@ -18,6 +19,7 @@ mod gemfile;
 mod gomod;
 mod json;
 mod markers;
+pub mod name;
 mod npm;
 mod pdm;
 mod pipfile;
@@ -116,6 +118,12 @@ pub struct Pin {
     pub source: Option<String>,
     /// The release artifacts the file records for it, with their hashes.
     pub artifacts: Vec<PinnedArtifact>,
+    /// The package the registry knows it by, when `name` is an alias of it
+    /// (`"string-width-cjs": "npm:string-width@4.2.3"`): fetched as this, mounted as `name`.
+    pub package: Option<String>,
+    /// The roots that depend on it directly, by folder relative to the pin file's ("" for the
+    /// project itself, `packages/app` for a workspace member), when the file says.
+    pub members: Vec<String>,
 }
 
 impl Pin {
@@ -130,7 +138,14 @@ impl Pin {
             direct: false,
             source: None,
             artifacts: Vec::new(),
+            package: None,
+            members: Vec::new(),
         }
+    }
+
+    /// The name the registry serves it under.
+    pub fn package(&self) -> &str {
+        self.package.as_deref().unwrap_or(&self.name)
     }
 }
 
@@ -148,6 +163,9 @@ pub struct PinFile {
     pub unversioned: Vec<Pin>,
     /// Files read through this one (`-r`/`-c` includes, go.sum), as shown in messages.
     pub includes: Vec<String>,
+    /// Pins left out because a name is not one of the ecosystem's (a path, a query string):
+    /// each with why, for `add --deps` to list.
+    pub refused: Vec<(Pin, String)>,
     /// Whether the file says which packages the roots depend on directly; when it does not,
     /// several versions of one library are settled only by markers or the mount's version.
     records_direct: bool,
@@ -167,6 +185,7 @@ impl PinFile {
             unpinned: Vec::new(),
             unversioned: Vec::new(),
             includes: Vec::new(),
+            refused: Vec::new(),
             records_direct: format.records_direct(),
         }
     }
@@ -221,12 +240,82 @@ pub fn parse_named(path: &Path, name: &str) -> Result<PinFile> {
     };
     let mut file = PinFile::new(path, format);
     parse(&text, name, &mut file)?;
+    if !file.records_direct && beside::mark_direct(format, &mut file) {
+        file.records_direct = true;
+    }
+    refuse_bad_names(&mut file);
     if file.pins.len() > MAX_PACKAGES {
         return Err(
             PinError::TooMany { path: name.to_string(), count: file.pins.len(), max: MAX_PACKAGES }.into()
         );
     }
     Ok(file)
+}
+
+/// A target for `[pins] markers` for a project that declares none while its pins split by
+/// markers: the Python version the project says it runs on (`.python-version`, else the lower
+/// bound of `requires-python` in pyproject.toml or a listed uv.lock), on 64-bit Linux with
+/// CPython, where agents' sandboxes and CI run. Written into memorix.toml, so every machine
+/// resolves the same.
+pub fn default_target(project_dir: &Path, files: &[String]) -> BTreeMap<String, String> {
+    let python = python_of(project_dir, files).unwrap_or_else(|| "3.12".to_string());
+    [
+        ("python_version", python.as_str()),
+        ("sys_platform", "linux"),
+        ("platform_system", "Linux"),
+        ("platform_machine", "x86_64"),
+        ("os_name", "posix"),
+        ("implementation_name", "cpython"),
+        ("platform_python_implementation", "CPython"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// `X.Y` of the Python a project declares it runs on.
+fn python_of(project_dir: &Path, files: &[String]) -> Option<String> {
+    let major_minor = |v: &pep440_rs::Version| {
+        let r = v.release();
+        Some(format!("{}.{}", r.first()?, r.get(1).copied().unwrap_or(0)))
+    };
+    let pinned = std::fs::read_to_string(project_dir.join(".python-version")).ok().and_then(|t| {
+        let line = t.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'))?.to_string();
+        let digits = line.trim_start_matches(|c: char| !c.is_ascii_digit());
+        major_minor(&digits.parse::<pep440_rs::Version>().ok()?)
+    });
+    let lower_bound = |path: &Path| -> Option<String> {
+        let doc: toml::Table = std::fs::read_to_string(path).ok()?.parse().ok()?;
+        let spec = doc.get("project").and_then(|p| p.get("requires-python")).or(doc.get("requires-python"))?;
+        let specs: pep440_rs::VersionSpecifiers = spec.as_str()?.parse().ok()?;
+        let lower = specs.iter().find(|s| {
+            use pep440_rs::Operator::*;
+            matches!(s.operator(), GreaterThanEqual | TildeEqual | Equal | EqualStar | GreaterThan)
+        })?;
+        major_minor(lower.version())
+    };
+    let uv_locks = files.iter().filter(|f| f.ends_with("uv.lock")).map(|f| project_dir.join(f));
+    pinned
+        .or_else(|| lower_bound(&project_dir.join("pyproject.toml")))
+        .or_else(|| uv_locks.into_iter().find_map(|p| lower_bound(&p)))
+}
+
+/// Moves every pin whose name (or aliased package) is not one of its ecosystem's names into
+/// `refused`: such a name never reaches a Store path or a URL.
+fn refuse_bad_names(file: &mut PinFile) {
+    let eco = file.ecosystem;
+    let why = |p: &Pin| name::problem(eco, &p.name).or_else(|| name::problem(eco, p.package.as_deref()?));
+    for list in [&mut file.pins, &mut file.unpinned, &mut file.unversioned] {
+        if !list.iter().any(|p| why(p).is_some()) {
+            continue;
+        }
+        for pin in std::mem::take(list) {
+            match why(&pin) {
+                Some(w) => file.refused.push((pin, w)),
+                None => list.push(pin),
+            }
+        }
+    }
 }
 
 /// PEP 503 for Python (lowercase, runs of `-_.` -> `-`); Cargo: lowercase, `_` -> `-`;
@@ -240,6 +329,16 @@ pub fn normalize(eco: Ecosystem, name: &str) -> String {
         Ecosystem::Cargo => name.to_lowercase().replace('_', "-"),
         Ecosystem::Composer => name.to_lowercase(),
         Ecosystem::Npm | Ecosystem::Go | Ecosystem::RubyGems => name.to_string(),
+    }
+}
+
+/// The name a library goes by in mounts, Store paths and messages: PEP 503 for Python (what
+/// imports and indexes agree on), else as the pin file spells it (`encoding_rs`, `@babel/core`,
+/// an npm alias).
+pub fn library_name(eco: Ecosystem, name: &str) -> String {
+    match eco {
+        Ecosystem::Python => normalize(eco, name),
+        _ => name.to_string(),
     }
 }
 
@@ -290,6 +389,9 @@ impl Reason {
 pub struct ResolvedPin {
     /// Normalized name.
     pub library: String,
+    /// The name the registry serves it under, as the pin file records it (`encoding_rs`; the
+    /// real package of an npm alias).
+    pub package: String,
     pub ecosystem: Ecosystem,
     /// The pin file as listed in [pins].files (project-relative, e.g. "requirements.txt").
     pub file: String,
@@ -388,7 +490,8 @@ impl Pins {
         }
         let pin = first.pin;
         Ok(ResolvedPin {
-            library: normalize(first.eco, library),
+            library: library_name(first.eco, &pin.name),
+            package: pin.package().to_string(),
             ecosystem: first.eco,
             file: first.listed.to_string(),
             version: pin.version.clone(),

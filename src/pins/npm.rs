@@ -58,6 +58,11 @@ fn packages_tree(packages: &Map<String, Value>, lines: &HashMap<Vec<&str>, usize
         let line = lines.get(&["packages", key.as_str()][..]).copied().unwrap_or(0);
         let mut pin = Pin::new(name, version, &file.path, line);
         pin.direct = under.is_empty() || members.contains(under);
+        if pin.direct {
+            pin.members.push(under.to_string());
+        }
+        // An alias (`"strip-ansi-cjs": "npm:strip-ansi@^6.0.1"`) records the real name.
+        pin.package = str_at(entry, "name").filter(|real| *real != name).map(str::to_string);
         pin.artifacts = artifacts(entry);
         file.pins.push(pin);
     }
@@ -90,6 +95,13 @@ fn artifacts(entry: &Value) -> Vec<PinnedArtifact> {
         .collect()
 }
 
+/// `npm:strip-ansi@6.0.1` -> (`strip-ansi`, `6.0.1`): an alias names the real package.
+fn alias(version: &str) -> Option<(&str, &str)> {
+    let spec = version.strip_prefix("npm:")?;
+    let at = spec.get(1..)?.rfind('@')? + 1;
+    Some((&spec[..at], &spec[at + 1..]))
+}
+
 /// lockfileVersion 1: `dependencies` nest; `at` is the key path of `deps`.
 fn v1_tree<'a>(
     deps: &'a Map<String, Value>,
@@ -101,8 +113,17 @@ fn v1_tree<'a>(
         at.push(name);
         // `file:` versions are workspace folders and local packages, not published versions.
         if let Some(version) = str_at(entry, "version").filter(|v| !v.starts_with("file:")) {
+            // An alias: `"version": "npm:strip-ansi@6.0.1"`.
+            let (package, version) = match alias(version) {
+                Some((real, v)) => (Some(real.to_string()), v),
+                None => (None, version),
+            };
             let mut pin = Pin::new(name, version, &file.path, lines.get(at.as_slice()).copied().unwrap_or(0));
             pin.direct = at.len() == 2;
+            pin.package = package;
+            if pin.direct {
+                pin.members.push(String::new());
+            }
             pin.artifacts = artifacts(entry);
             file.pins.push(pin);
         }

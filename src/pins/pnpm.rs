@@ -6,7 +6,7 @@
 //! (v5). pnpm 11 writes a second YAML document (its own tooling) ahead of the lockfile; every
 //! document is read.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap};
 
 use super::error::Result;
 use super::error::{line_start, syntax_at_line, unsupported};
@@ -33,7 +33,7 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
             return Err(unsupported(name, text, start..start, what, help).into());
         }
         let slash_keys = major.is_some_and(|(m, _)| m < 6);
-        let direct = direct(doc, slash_keys);
+        let roots = roots(doc, slash_keys);
         for (key, entry) in doc.get("packages").map(Node::entries).unwrap_or_default() {
             let Some((pkg, version)) = key.text().and_then(|k| package_key(k, slash_keys)) else { continue };
             let pkg = entry.text_at("name").unwrap_or(pkg);
@@ -41,9 +41,21 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
                 continue;
             };
             let mut pin = Pin::new(pkg, version, &file.path, key.line);
-            pin.direct = direct.contains(&(pkg.to_string(), version.to_string()));
             pin.artifacts = entry.get("resolution").map(artifact).into_iter().flatten().collect();
-            file.pins.push(pin);
+            // Under an alias the code imports it by the alias: a pin of its own, mounted so.
+            for (alias, members) in roots.get(&(pkg.to_string(), version.to_string())).into_iter().flatten() {
+                let mut named = pin.clone();
+                named.direct = true;
+                named.members = members.clone();
+                if alias != pkg {
+                    named.name = alias.clone();
+                    named.package = Some(pkg.to_string());
+                }
+                file.pins.push(named);
+            }
+            if !roots.get(&(pkg.to_string(), version.to_string())).is_some_and(|a| a.contains_key(pkg)) {
+                file.pins.push(pin);
+            }
         }
     }
     Ok(())
@@ -56,22 +68,29 @@ fn lockfile_major(doc: &Node) -> Option<(u64, usize)> {
     Some((major, node.line))
 }
 
-/// (name, version) of every package an importer depends on directly.
-fn direct(doc: &Node, slash_keys: bool) -> HashSet<(String, String)> {
+/// What the importers depend on directly: (package, version) -> the name each importer uses
+/// for it (the package's own, or an alias) -> the importers (folders, "" for the project).
+type Roots = HashMap<(String, String), BTreeMap<String, Vec<String>>>;
+
+fn roots(doc: &Node, slash_keys: bool) -> Roots {
     // A single project before v9 may keep its dependencies at the top level.
-    let importers: Vec<&Node> = match doc.get("importers") {
-        Some(map) => map.entries().iter().map(|(_, importer)| importer).collect(),
-        None => vec![doc],
+    let importers: Vec<(&str, &Node)> = match doc.get("importers") {
+        Some(map) => map.entries().iter().filter_map(|(k, importer)| Some((k.text()?, importer))).collect(),
+        None => vec![(".", doc)],
     };
-    let mut out = HashSet::new();
-    for importer in importers {
+    let mut out = Roots::new();
+    for (folder, importer) in importers {
+        let folder = if folder == "." { "" } else { folder.trim_start_matches("./") };
         for kind in KINDS {
             for (dep, spec) in importer.get(kind).map(Node::entries).unwrap_or_default() {
                 let Some(dep) = dep.text() else { continue };
                 // v6+: `{ specifier, version }`; v5: the version itself.
                 let Some(version) = spec.text_at("version").or(spec.text()) else { continue };
                 if let Some(resolved) = resolved(dep, version, slash_keys) {
-                    out.insert(resolved);
+                    let members = out.entry(resolved).or_default().entry(dep.to_string()).or_default();
+                    if !members.iter().any(|m| m == folder) {
+                        members.push(folder.to_string());
+                    }
                 }
             }
         }

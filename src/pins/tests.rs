@@ -171,6 +171,7 @@ fn requirements_lines_pin_with_extras_local_versions_markers_and_comments() {
         torch,
         ResolvedPin {
             library: "torch".into(),
+            package: "torch".into(),
             ecosystem: Ecosystem::Python,
             file: "requirements.txt".into(),
             version: "2.0.1+cu117".into(),

@@ -1,6 +1,6 @@
 //! `uv.lock` (lock version 1, any revision), and a script's `<name>.py.lock`.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -82,6 +82,17 @@ impl Package {
         own || members.contains(&normalize(Ecosystem::Python, self.name.get_ref()))
     }
 
+    /// The folder of a root, relative to the lock ("" for the project itself).
+    fn folder(&self) -> String {
+        let path = self.source.as_ref().and_then(|s| {
+            ["editable", "virtual"].iter().find_map(|k| s.get(*k).and_then(toml::Value::as_str))
+        });
+        match path.map(|p| p.trim_start_matches("./")) {
+            None | Some(".") | Some("") => String::new(),
+            Some(p) => p.to_string(),
+        }
+    }
+
     fn all_dependencies(&self) -> impl Iterator<Item = &Dependency> {
         self.dependencies
             .iter()
@@ -102,16 +113,21 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
 
     let norm = |n: &str| normalize(Ecosystem::Python, n);
     let members: HashSet<String> = lock.manifest.iter().flat_map(|m| &m.members).map(|m| norm(m)).collect();
-    // Edges from the root without a version mean the lock's only version of that name.
-    let mut direct_names: HashSet<String> = HashSet::new();
-    let mut direct_versions: HashSet<(String, String)> = HashSet::new();
+    // Edges from a root without a version mean the lock's only version of that name; each
+    // edge remembers the root's folder.
+    let mut by_name: HashMap<String, Vec<String>> = HashMap::new();
+    let mut by_version: HashMap<(String, String), Vec<String>> = HashMap::new();
     let roots = lock.package.iter().filter(|p| p.is_root(&members));
-    let script = lock.manifest.iter().flat_map(|m| &m.requirements);
-    for dep in roots.flat_map(Package::all_dependencies).chain(script) {
-        match &dep.version {
-            Some(v) => direct_versions.insert((norm(&dep.name), v.clone())),
-            None => direct_names.insert(norm(&dep.name)),
+    let edges = roots.flat_map(|p| p.all_dependencies().map(move |d| (p.folder(), d)));
+    let script = lock.manifest.iter().flat_map(|m| &m.requirements).map(|d| (String::new(), d));
+    for (folder, dep) in edges.chain(script) {
+        let folders = match &dep.version {
+            Some(v) => by_version.entry((norm(&dep.name), v.clone())).or_default(),
+            None => by_name.entry(norm(&dep.name)).or_default(),
         };
+        if !folders.contains(&folder) {
+            folders.push(folder);
+        }
     }
 
     let lines = Lines::new(text);
@@ -127,7 +143,9 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
         };
         let key = norm(p.name.get_ref());
         let mut pin = Pin::new(p.name.get_ref(), version, &file.path, line);
-        pin.direct = direct_names.contains(&key) || direct_versions.contains(&(key, version.clone()));
+        let folders = by_name.get(&key).into_iter().chain(by_version.get(&(key.clone(), version.clone())));
+        pin.members = folders.flatten().cloned().collect();
+        pin.direct = !pin.members.is_empty();
         pin.markers = fork_markers(&p.resolution_markers);
         pin.source = source;
         pin.artifacts = p.sdist.iter().chain(&p.wheels).map(Artifact::pinned).collect();

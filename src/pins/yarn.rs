@@ -3,14 +3,17 @@
 //!
 //! Berry lists the workspaces themselves (`resolution: "app@workspace:."`): they are the
 //! roots, and what they depend on is direct. A `patch:` entry is the same release as the
-//! `npm:` one it patches. Classic files do not say what the project depends on directly.
+//! `npm:` one it patches. Classic files do not say what the project depends on directly: the
+//! package.json beside them (and its workspaces') does. An alias
+//! (`string-width-cjs@npm:string-width@^4.2.0`) is a pin of the real package under the alias.
 //!
 //! Hashes: classic `integrity` is the SRI hash of the registry tarball and is recorded with
 //! `resolved`; berry's `checksum` hashes yarn's own cache zip, not any registry artifact, so
 //! a berry pin records no artifact.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap};
 
+use super::beside::{self, Root};
 use super::error::{Result, syntax};
 use super::text::Lines;
 use super::{Pin, PinFile, PinnedArtifact, url_file_name};
@@ -33,28 +36,77 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
         syntax(name, text, at.map(|a| a..a), "yarn.lock", "not a yarn.lock entry", HELP)
     })?;
     let berry = lock.version > 1;
-    file.records_direct = berry;
     let workspace = |e: &yarn_lock_parser::Entry| e.resolved.contains("@workspace:");
-    let direct: HashSet<(&str, &str)> = lock
-        .entries
-        .iter()
-        .filter(|e| workspace(e))
-        .flat_map(|e| e.dependencies.iter().chain(&e.optional_dependencies))
-        .map(|(dep, range)| (*dep, npm_range(range.trim_matches('"'))))
-        .collect();
+    let roots: Vec<Root> = if berry {
+        lock.entries.iter().filter(|e| workspace(e)).map(berry_root).collect()
+    } else {
+        // Classic files do not list the workspaces: package.json beside them does.
+        let dir = file.path.parent().unwrap_or(std::path::Path::new(""));
+        beside::package_json_roots(dir).unwrap_or_default()
+    };
+    file.records_direct = !roots.is_empty();
+    let mut direct: HashMap<(&str, &str), Vec<&str>> = HashMap::new();
+    for root in &roots {
+        for (dep, range) in &root.deps {
+            direct.entry((dep.as_str(), npm_range(range))).or_default().push(&root.folder);
+        }
+    }
     let lines = Lines::new(text);
     for entry in lock.entries.iter().filter(|e| !workspace(e) && is_release(e.version)) {
-        let mut pin =
-            Pin::new(entry.name, entry.version, &file.path, line_of_slice(text, &lines, entry.name));
-        // A descriptor is `name@npm:^1.2.0` (berry) or `name@^1.2.0` (classic).
-        pin.direct = entry.descriptors.iter().any(|(dep, range)| direct.contains(&(*dep, patched(range))));
+        let real = real_package(entry);
+        let mut pin = Pin::new(real, entry.version, &file.path, line_of_slice(text, &lines, entry.name));
         pin.source = protocol(entry.resolved).map(str::to_string);
         if !berry {
             pin.artifacts = classic_artifact(entry).into_iter().collect();
         }
-        file.pins.push(pin);
+        // The names the roots import it by (its own, or aliases), each with those roots.
+        let mut names: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for (dep, range) in &entry.descriptors {
+            for folder in direct.get(&(*dep, patched(range))).into_iter().flatten() {
+                let folders = names.entry(dep).or_default();
+                if !folders.iter().any(|f| f == folder) {
+                    folders.push(folder.to_string());
+                }
+            }
+        }
+        for (name, members) in &names {
+            let mut named = pin.clone();
+            named.direct = true;
+            named.members = members.clone();
+            if *name != real {
+                named.name = name.to_string();
+                named.package = Some(real.to_string());
+            }
+            file.pins.push(named);
+        }
+        if !names.contains_key(real) {
+            file.pins.push(pin);
+        }
     }
     Ok(())
+}
+
+/// A berry workspace entry as a root: its folder (`app@workspace:packages/app`) and what it
+/// depends on.
+fn berry_root(entry: &yarn_lock_parser::Entry) -> Root {
+    let folder = entry.resolved.rsplit_once("@workspace:").map_or("", |(_, f)| f);
+    let folder = if folder == "." { "" } else { folder.trim_start_matches("./") };
+    let deps = entry.dependencies.iter().chain(&entry.optional_dependencies);
+    Root {
+        folder: folder.to_string(),
+        deps: deps.map(|(d, r)| (d.to_string(), r.trim_matches('"').to_string())).collect(),
+    }
+}
+
+/// The package an entry is of: an alias descriptor (`string-width-cjs@npm:string-width@^4`)
+/// names it; the entry's own name may be the alias.
+fn real_package<'a>(entry: &yarn_lock_parser::Entry<'a>) -> &'a str {
+    let aliased = entry.descriptors.iter().find_map(|(_, range)| {
+        let spec = range.trim_matches('"').strip_prefix("npm:")?;
+        let at = spec.get(1..)?.find('@')? + 1;
+        Some(&spec[..at])
+    });
+    aliased.unwrap_or(entry.name)
 }
 
 /// `npm:^1.2.0` -> `^1.2.0`: berry writes the registry protocol, classic does not.
