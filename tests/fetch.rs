@@ -736,3 +736,88 @@ fn a_marker_split_gets_a_target_written_into_memorix_toml() {
     run(&clone, &reg, &["build", "--locked"]).ok();
     assert_eq!(lock_text(&clone), lock);
 }
+
+#[test]
+fn two_origins_of_one_version_are_two_variants_and_each_project_gets_its_own() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/warehouse/requirements/main.txt", "requirements.txt", &[])
+    else {
+        return;
+    };
+    env.write("requirements.txt", "httpx==0.28.1\n");
+    env.write("memorix.toml", &manifest("requirements.txt", &["httpx"], ""));
+    run(&env, &reg, &["build"]).ok();
+    let registry_lock = lock_text(&env);
+    assert!(registry_lock.contains("artifact = \"httpx-0.28.1.tar.gz\""), "{registry_lock}");
+    // A second project on the same machine documents the same version itself.
+    let b = env.root.join("b");
+    common::write_file(&b.join("requirements.txt"), b"httpx==0.28.1\n");
+    common::write_file(&b.join("vendor/README.md"), b"# Our httpx notes\n\nAlways pass timeout=.\n");
+    let b_manifest = "[pins]\nfiles = [\"requirements.txt\"]\n\n[sources]\n\"docs/httpx/@v0.28.1\" = \"./vendor\"\n\n[mounts.\"libs/httpx\"]\nselect = [\"docs/httpx/@pin\"]\n";
+    common::write_file(&b.join("memorix.toml"), b_manifest.as_bytes());
+    run(&env, &reg, &["-C", "../b", "build"]).ok();
+    assert_eq!(common::files_under(&b.join(".memory/libs/httpx")), ["README.md"], "B gets its own docs");
+    let b_lock = fs::read_to_string(b.join("memorix.lock")).unwrap();
+    assert!(!b_lock.contains("fetched"), "{b_lock}");
+    // Both variants are in the Store; the first project keeps the registry's, even resolved afresh.
+    let versions = run(&env, &reg, &["versions", "httpx"]).ok().stdout;
+    assert_eq!(versions.lines().filter(|l| l.starts_with("  0.28.1 ")).count(), 2, "{versions}");
+    assert!(versions.contains("from pypi httpx-0.28.1.tar.gz"), "{versions}");
+    run(&env, &reg, &["update"]).ok();
+    assert_eq!(lock_text(&env), registry_lock);
+    assert!(env.project.join(".memory/libs/httpx/CHANGELOG.md").is_file());
+    run(&env, &reg, &["-C", "../b", "update"]).ok();
+    assert_eq!(fs::read_to_string(b.join("memorix.lock")).unwrap(), b_lock);
+    run(&env, &reg, &["-C", "../b", "lock", "--check"]).ok();
+    run(&env, &reg, &["verify"]).ok();
+}
+
+#[test]
+fn a_nearby_version_in_the_store_never_serves_a_pin_and_a_fresh_clone_reproduces_the_lock() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["http"]) else { return };
+    // The Store holds http 1.5.1, which a `minor` match would take for the pinned 1.5.0.
+    env.write("near/README.md", "# http 1.5.1\n");
+    env.run(&["ingest", "docs/http/", env.project.join("near").to_str().unwrap(), "--version", "1.5.1"]).ok();
+    let out = run(&env, &reg, &["build"]).ok();
+    assert!(out.stdout.contains("Fetched http 1.5.0 from crates-io"), "{}", out.stdout);
+    let lock = lock_text(&env);
+    assert!(lock.contains("version = \"1.5.0\"\n") && !lock.contains("1.5.1"), "{lock}");
+    let pins = run(&env, &reg, &["pins"]).ok().stdout;
+    assert!(pins.contains("http 1.5.0"), "{pins}");
+    // A teammate's empty Store builds the same environment from the lock alone.
+    let clone = TestEnv::new();
+    copy_project(&env.project, &clone.project);
+    run(&clone, &reg, &["build", "--locked"]).ok();
+    assert_eq!(lock_text(&clone), lock);
+    assert_eq!(
+        fs::read(clone.project.join(".memory/libs/http/README.md")).unwrap(),
+        fs::read(env.project.join(".memory/libs/http/README.md")).unwrap()
+    );
+}
+
+#[test]
+fn an_unreachable_registry_after_a_pin_bump_is_an_error_never_the_old_docs() {
+    let env = TestEnv::new();
+    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["http"]) else { return };
+    let real = fs::read_to_string(env.project.join("Cargo.lock")).unwrap();
+    let old =
+        real.replace("name = \"http\"\nversion = \"1.5.0\"", "name = \"http\"\nversion = \"1.0.0\"").replace(
+            "918d3568bebf352712bc2ef3d46a8bcf1a75b373be6539de198e9105cbbf9ce0",
+            "b32afd38673a8016f7c9ae69e5af41a58f81b1d31689040f2f1959594ce194ea",
+        );
+    env.write("Cargo.lock", &old);
+    run(&env, &reg, &["build"]).ok();
+    let lock = lock_text(&env);
+    let readme = fs::read(env.project.join(".memory/libs/http/README.md")).unwrap();
+    // Dependabot moves the pin; the registry is out of reach.
+    env.write("Cargo.lock", &real);
+    drop(reg);
+    let out = env.run(&["update"]).expect(2);
+    assert!(out.stderr.contains("cannot reach crates-io"), "{}", out.stderr);
+    assert!(out.stderr.contains("1.5.0"), "{}", out.stderr);
+    assert_eq!(lock_text(&env), lock, "the lock is untouched");
+    assert_eq!(fs::read(env.project.join(".memory/libs/http/README.md")).unwrap(), readme);
+    let status = env.run(&["status", "--check"]).expect(1).stdout;
+    assert!(status.contains("Cargo.lock now pins http 1.5.0 (memorix.lock has 1.0.0"), "{status}");
+}

@@ -25,7 +25,14 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         s.line(format_args!("{} {}", lib.library, lib.place));
         for v in &lib.versions {
             let mark = if v.latest { "latest" } else { "" };
-            s.line(format_args!("  {:<12} {mark:<6} {}  {}@g{}", v.version, v.tree.short(), lib.kind, v.seq));
+            let origin = v.fetched.as_ref().map(|f| format!("  from {f}")).unwrap_or_default();
+            s.line(format_args!(
+                "  {:<12} {mark:<6} {}  {}@g{}{origin}",
+                v.version,
+                v.tree.short(),
+                lib.kind,
+                v.seq
+            ));
         }
     }
     if libraries.is_empty() {

@@ -248,7 +248,7 @@ fn lacks(
         return e.fetched.is_some() && e.kind == EntryKind::Tree && !store.has_tree(&e.id);
     }
     let scheme = Some(pin.ecosystem.scheme());
-    store.locate_version(loc, Some(&pin.library), &pin.docs_version, mount.policy(), scheme).is_err()
+    store.locate_version(loc, Some(&pin.library), &pin.docs_version, mount.policy(), scheme, None).is_err()
 }
 
 /// One request: where the docs go (`docs/<lib>/`, or the locator's own place when it names

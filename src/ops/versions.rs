@@ -27,6 +27,10 @@ pub struct VersionRow {
     pub seq: u64,
     /// The version `latest/` shows.
     pub latest: bool,
+    /// The registry and artifact it was fetched from; none for docs ingested by hand or from a
+    /// project's sources.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetched: Option<String>,
 }
 
 /// Every tagged library, or those named `filter` (a library name, or a locator place).
@@ -61,18 +65,20 @@ pub fn versions(store_root: &Path, filter: Option<&str>) -> Result<Vec<LibraryVe
                     None => None,
                 };
                 let mut order: Vec<String> = here.iter().map(|e| e.version.clone()).collect();
+                order.dedup();
                 version::sort_descending(&mut order);
+                order.dedup();
+                // Each variant of a version (content from another origin) is a row of its own.
                 let versions = order
                     .iter()
-                    .map(|v| {
-                        let e = here.iter().find(|e| &e.version == v).expect("from these entries");
-                        VersionRow {
-                            version: v.clone(),
-                            tree: e.tree,
-                            generation: e.generation,
-                            seq: e.seq,
-                            latest: shown == Some(e.tree),
-                        }
+                    .flat_map(|v| here.iter().filter(move |e| &e.version == v))
+                    .map(|e| VersionRow {
+                        version: e.version.clone(),
+                        tree: e.tree,
+                        generation: e.generation,
+                        seq: e.seq,
+                        latest: shown == Some(e.tree),
+                        fetched: store.fetched(&e.tree).map(|r| format!("{} {}", r.registry, r.artifact)),
                     })
                     .collect();
                 let library = key.clone();

@@ -114,6 +114,9 @@ pub struct Pin {
     pub line: usize,
     /// Depended on directly by a root: a workspace member or the project itself.
     pub direct: bool,
+    /// Where the roots' code finds it without declaring it (npm's hoisted copy at the top of
+    /// node_modules): of several versions, the one an import resolves to.
+    pub visible: bool,
     /// Where it comes from (registry URL, git URL); same version from two sources is ONE version.
     pub source: Option<String>,
     /// The release artifacts the file records for it, with their hashes.
@@ -136,6 +139,7 @@ impl Pin {
             file: file.to_path_buf(),
             line,
             direct: false,
+            visible: false,
             source: None,
             artifacts: Vec::new(),
             package: None,
@@ -603,8 +607,12 @@ impl Pins {
             };
             return found(&pool, reason);
         }
-        // Several versions: the one a root package depends on directly is the one its code uses.
-        let direct: Vec<&Pin> = pool.iter().copied().filter(|p| p.direct).collect();
+        // Several versions: the one a root package depends on directly is the one its code
+        // uses; else the one its code finds (npm's hoisted copy).
+        let mut direct: Vec<&Pin> = pool.iter().copied().filter(|p| p.direct).collect();
+        if direct.is_empty() {
+            direct = pool.iter().copied().filter(|p| p.visible).collect();
+        }
         let why = match releases(eco, &direct).len() {
             1 => return found(&direct, Reason::RootDependency),
             0 if file.records_direct => "none of which the project depends on directly".to_string(),

@@ -1,11 +1,11 @@
 //! `package-lock.json` and `npm-shrinkwrap.json`, lockfileVersion 1 to 3.
 //!
-//! What a root uses is what sits at the top of its `node_modules`: the project's
-//! (`packages["node_modules/<name>"]`; v1: the top-level `dependencies.<name>`), or a workspace
-//! member's (`packages["<member>/node_modules/<name>"]`), since workspace members are roots as
-//! Cargo's are. Copies nested under another package are that package's own.
+//! A root (the project, `packages[""]`, and each workspace member, as Cargo's members are)
+//! depends directly on what it declares; the copy it uses is the one in its own
+//! `node_modules`, else the hoisted one at the top (v1 lists no declarations: its top-level
+//! `dependencies` stand for them). Copies nested under another package are that package's own.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
@@ -35,19 +35,35 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
     } else if let Some(deps) = root.get("dependencies").and_then(Value::as_object) {
         let mut at = vec!["dependencies"];
         v1_tree(deps, &mut at, &lines, file);
+        v1_declared(file);
     }
     file.pins.sort_by_key(|p| p.line);
     Ok(())
 }
 
-/// lockfileVersion 2 and 3: `packages` by install path.
+/// lockfileVersion 2 and 3: `packages` by install path. The project (`""`) and each workspace
+/// member (a folder outside node_modules) declare their dependencies; each resolves to the
+/// copy in the member's own node_modules, else the hoisted one at the top, as Node finds it.
+/// Everything else at the top of node_modules is hoisted there for some dependency's sake.
 fn packages_tree(packages: &Map<String, Value>, lines: &HashMap<Vec<&str>, usize>, file: &mut PinFile) {
-    // Folders outside node_modules are the workspace members ("" is the project).
-    let members: HashSet<&str> = packages
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !k.is_empty() && !k.contains("node_modules/"))
-        .collect();
+    let mut roots: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (folder, entry) in packages.iter().filter(|(k, _)| !k.contains("node_modules/")) {
+        for kind in ["dependencies", "devDependencies", "optionalDependencies"] {
+            for dep in entry.get(kind).and_then(Value::as_object).into_iter().flat_map(|m| m.keys()) {
+                let own = format!("{folder}/node_modules/{dep}");
+                let key = match packages.contains_key(&own) && !folder.is_empty() {
+                    true => packages.get_key_value(&own).map(|(k, _)| k.as_str()),
+                    false => packages.get_key_value(&format!("node_modules/{dep}")).map(|(k, _)| k.as_str()),
+                };
+                if let Some(key) = key {
+                    let members = roots.entry(key).or_default();
+                    if !members.contains(&folder.as_str()) {
+                        members.push(folder);
+                    }
+                }
+            }
+        }
+    }
     for (key, entry) in packages {
         let Some((under, name)) = installed(key) else { continue };
         // Links point at workspace folders, which are the project's own code.
@@ -57,9 +73,10 @@ fn packages_tree(packages: &Map<String, Value>, lines: &HashMap<Vec<&str>, usize
         let Some(version) = str_at(entry, "version") else { continue };
         let line = lines.get(&["packages", key.as_str()][..]).copied().unwrap_or(0);
         let mut pin = Pin::new(name, version, &file.path, line);
-        pin.direct = under.is_empty() || members.contains(under);
-        if pin.direct {
-            pin.members.push(under.to_string());
+        pin.visible = under.is_empty() || !under.contains("node_modules");
+        if let Some(members) = roots.get(key.as_str()) {
+            pin.direct = true;
+            pin.members = members.iter().map(|m| m.to_string()).collect();
         }
         // An alias (`"strip-ansi-cjs": "npm:strip-ansi@^6.0.1"`) records the real name.
         pin.package = str_at(entry, "name").filter(|real| *real != name).map(str::to_string);
@@ -95,6 +112,21 @@ fn artifacts(entry: &Value) -> Vec<PinnedArtifact> {
         .collect()
 }
 
+/// v1 hoists every package it can to the top: of those, the ones package.json beside it
+/// declares are the project's own dependencies (without a package.json, all of them).
+fn v1_declared(file: &mut PinFile) {
+    let dir = file.path.parent().unwrap_or(std::path::Path::new(""));
+    let Some(roots) = super::beside::package_json_roots(dir) else { return };
+    let declared: Vec<&str> =
+        roots.iter().filter(|r| r.folder.is_empty()).flat_map(|r| &r.deps).map(|(n, _)| n.as_str()).collect();
+    for pin in file.pins.iter_mut().filter(|p| p.direct) {
+        if !declared.contains(&pin.name.as_str()) {
+            pin.direct = false;
+            pin.members.clear();
+        }
+    }
+}
+
 /// `npm:strip-ansi@6.0.1` -> (`strip-ansi`, `6.0.1`): an alias names the real package.
 fn alias(version: &str) -> Option<(&str, &str)> {
     let spec = version.strip_prefix("npm:")?;
@@ -120,6 +152,7 @@ fn v1_tree<'a>(
             };
             let mut pin = Pin::new(name, version, &file.path, lines.get(at.as_slice()).copied().unwrap_or(0));
             pin.direct = at.len() == 2;
+            pin.visible = pin.direct;
             pin.package = package;
             if pin.direct {
                 pin.members.push(String::new());

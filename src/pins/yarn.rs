@@ -11,7 +11,7 @@
 //! `resolved`; berry's `checksum` hashes yarn's own cache zip, not any registry artifact, so
 //! a berry pin records no artifact.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::beside::{self, Root};
 use super::error::{Result, syntax};
@@ -38,7 +38,8 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
     let berry = lock.version > 1;
     let workspace = |e: &yarn_lock_parser::Entry| e.resolved.contains("@workspace:");
     let roots: Vec<Root> = if berry {
-        lock.entries.iter().filter(|e| workspace(e)).map(berry_root).collect()
+        let catalogs = catalogs(&file.path);
+        lock.entries.iter().filter(|e| workspace(e)).map(|e| berry_root(e, &catalogs)).collect()
     } else {
         // Classic files do not list the workspaces: package.json beside them does.
         let dir = file.path.parent().unwrap_or(std::path::Path::new(""));
@@ -48,28 +49,49 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
     let mut direct: HashMap<(&str, &str), Vec<&str>> = HashMap::new();
     for root in &roots {
         for (dep, range) in &root.deps {
-            direct.entry((dep.as_str(), npm_range(range))).or_default().push(&root.folder);
+            direct.entry((dep.as_str(), patched(range))).or_default().push(&root.folder);
+        }
+    }
+    let entries: Vec<_> = lock.entries.iter().filter(|e| !workspace(e) && is_release(e.version)).collect();
+    // Per entry, the names the roots import it by (its own, or aliases), each with those roots.
+    let mut named: Vec<BTreeMap<&str, Vec<String>>> = vec![BTreeMap::new(); entries.len()];
+    let mut matched: HashSet<(&str, &str)> = HashSet::new();
+    for (i, entry) in entries.iter().enumerate() {
+        for (dep, range) in &entry.descriptors {
+            if let Some(folders) = direct.get(&(*dep, patched(range))) {
+                matched.insert((*dep, patched(range)));
+                add_folders(named[i].entry(dep).or_default(), folders);
+            }
+        }
+    }
+    // `resolutions` rewrite a root's descriptor (`browserslist: ^4.24.0` is locked as
+    // `browserslist@npm:4.28.4`): the one release of that name, else the one they name.
+    let resolutions = resolutions(&file.path);
+    // Only a registry range: `workspace:^` names a member, `link:`/`portal:` a folder.
+    let registry_range = |r: &str| !r.contains(':') || r.starts_with("npm:");
+    let unmatched = direct.iter().filter(|(k, _)| !matched.contains(*k) && registry_range(k.1));
+    for ((dep, _), folders) in unmatched {
+        let of_dep: Vec<usize> = (0..entries.len()).filter(|i| real_package(entries[*i]) == *dep).collect();
+        let versions: HashSet<&str> = of_dep.iter().map(|i| entries[*i].version).collect();
+        let pick = match versions.len() {
+            1 => of_dep.first().copied(),
+            _ => {
+                resolutions.get(*dep).and_then(|v| of_dep.iter().copied().find(|i| entries[*i].version == v))
+            }
+        };
+        if let Some(i) = pick {
+            add_folders(named[i].entry(dep).or_default(), folders);
         }
     }
     let lines = Lines::new(text);
-    for entry in lock.entries.iter().filter(|e| !workspace(e) && is_release(e.version)) {
+    for (entry, names) in entries.iter().zip(&named) {
         let real = real_package(entry);
         let mut pin = Pin::new(real, entry.version, &file.path, line_of_slice(text, &lines, entry.name));
         pin.source = protocol(entry.resolved).map(str::to_string);
         if !berry {
             pin.artifacts = classic_artifact(entry).into_iter().collect();
         }
-        // The names the roots import it by (its own, or aliases), each with those roots.
-        let mut names: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-        for (dep, range) in &entry.descriptors {
-            for folder in direct.get(&(*dep, patched(range))).into_iter().flatten() {
-                let folders = names.entry(dep).or_default();
-                if !folders.iter().any(|f| f == folder) {
-                    folders.push(folder.to_string());
-                }
-            }
-        }
-        for (name, members) in &names {
+        for (name, members) in names {
             let mut named = pin.clone();
             named.direct = true;
             named.members = members.clone();
@@ -86,16 +108,66 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
     Ok(())
 }
 
+fn add_folders(to: &mut Vec<String>, folders: &[&str]) {
+    for f in folders {
+        if !to.iter().any(|t| t == f) {
+            to.push(f.to_string());
+        }
+    }
+}
+
+/// The root package.json's `resolutions` by package name (`"browserslist": "4.28.4"`); entries
+/// keyed by a descriptor (`"interpret@npm:^2.2.0"`) are left to the descriptors.
+fn resolutions(lock: &std::path::Path) -> HashMap<String, String> {
+    let text = lock.parent().and_then(|d| std::fs::read_to_string(d.join("package.json")).ok());
+    let doc: Option<serde_json::Value> = text.and_then(|t| serde_json::from_str(&t).ok());
+    let map = doc.as_ref().and_then(|d| d.get("resolutions")?.as_object().cloned()).unwrap_or_default();
+    map.into_iter()
+        .filter(|(k, _)| !k.get(1..).is_some_and(|rest| rest.contains('@')))
+        .filter_map(|(k, v)| Some((k, npm_range(v.as_str()?).to_string())))
+        .collect()
+}
+
 /// A berry workspace entry as a root: its folder (`app@workspace:packages/app`) and what it
-/// depends on.
-fn berry_root(entry: &yarn_lock_parser::Entry) -> Root {
+/// depends on, a `catalog:` range replaced by the catalog's.
+fn berry_root(entry: &yarn_lock_parser::Entry, catalogs: &Catalogs) -> Root {
     let folder = entry.resolved.rsplit_once("@workspace:").map_or("", |(_, f)| f);
     let folder = if folder == "." { "" } else { folder.trim_start_matches("./") };
     let deps = entry.dependencies.iter().chain(&entry.optional_dependencies);
-    Root {
-        folder: folder.to_string(),
-        deps: deps.map(|(d, r)| (d.to_string(), r.trim_matches('"').to_string())).collect(),
+    let range = |dep: &str, range: &str| -> String {
+        let range = range.trim_matches('"');
+        let Some(catalog) = range.strip_prefix("catalog:") else { return range.to_string() };
+        match catalogs.get(&(catalog.to_string(), dep.to_string())) {
+            Some(r) if r.contains(':') => r.clone(),
+            Some(r) => format!("npm:{r}"),
+            None => range.to_string(),
+        }
+    };
+    Root { folder: folder.to_string(), deps: deps.map(|(d, r)| (d.to_string(), range(d, r))).collect() }
+}
+
+/// yarn's catalogs (`.yarnrc.yml` beside the lock: `catalog:` is the default one, `catalogs:`
+/// the named ones), as (catalog name, "" for the default; package) -> range.
+type Catalogs = HashMap<(String, String), String>;
+
+fn catalogs(lock: &std::path::Path) -> Catalogs {
+    let mut out = Catalogs::new();
+    let rc = lock.parent().map(|d| d.join(".yarnrc.yml"));
+    let Some(text) = rc.and_then(|p| std::fs::read_to_string(p).ok()) else { return out };
+    let Ok(docs) = super::yaml::load(&text) else { return out };
+    for doc in &docs {
+        let named = doc.get("catalogs").map(|c| c.entries()).unwrap_or_default();
+        let default = doc.get("catalog").map(|c| ("", c));
+        let all = default.into_iter().chain(named.iter().filter_map(|(k, v)| Some((k.text()?, v))));
+        for (catalog, entries) in all {
+            for (package, range) in entries.entries() {
+                if let (Some(p), Some(r)) = (package.text(), range.text()) {
+                    out.insert((catalog.to_string(), p.to_string()), r.to_string());
+                }
+            }
+        }
     }
+    out
 }
 
 /// The package an entry is of: an alias descriptor (`string-width-cjs@npm:string-width@^4`)

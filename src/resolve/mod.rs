@@ -146,24 +146,25 @@ fn is_pinned(loc: &Locator) -> bool {
     matches!(loc.selector, Some(Selector::Generation(_) | Selector::Hash(_)))
 }
 
-/// Resolves a locator of `mount` against the Store's current state.
+/// Resolves a locator of `mount` against the Store's current state. `own` is the content of
+/// the project's sources feeding it: of several variants of a version, the project's own wins.
 /// Also returns the tagged (library, version) it came from.
 pub(crate) fn resolve_fresh(
     store: &Store,
     pins: &PinSource,
     mount: &MountDecl,
     loc: &Locator,
+    own: &[Id],
 ) -> Result<Fresh> {
     let mut pin = None;
     let found = match &loc.selector {
         Some(Selector::Version(v)) => {
-            store.locate_version(loc, mount.library.as_deref(), v, mount.policy(), None)?
+            let prefer = own.first();
+            store.locate_version(loc, mount.library.as_deref(), v, mount.policy(), None, prefer)?
         }
         Some(Selector::Pin) => {
             let p = pins.pin(mount, loc)?;
-            let scheme = Some(p.ecosystem.scheme());
-            let found =
-                store.locate_version(loc, Some(&p.library), &p.docs_version, mount.policy(), scheme)?;
+            let found = locate_pinned(store, mount, loc, &p, own)?;
             pin = Some(LockedPin { library: p.library, file: p.file, version: p.version });
             found
         }
@@ -192,6 +193,33 @@ pub(crate) fn resolve_fresh(
         pin,
     };
     Ok((selected, locked, found.version))
+}
+
+/// The pinned version of `p` at `loc`, preferring among its variants the one of `own`.
+fn locate_pinned(
+    store: &Store,
+    mount: &MountDecl,
+    loc: &Locator,
+    p: &ResolvedPin,
+    own: &[Id],
+) -> crate::store::Result<crate::store::locate::Located> {
+    let scheme = Some(p.ecosystem.scheme());
+    let (library, version, policy) = (Some(p.library.as_str()), &p.docs_version, mount.policy());
+    // Several sources may feed one locator (one per version): the one of the picked version.
+    let mut found = store.locate_version(loc, library, version, policy, scheme, None)?;
+    if let Some(own) = own.iter().find(|t| found.id != **t) {
+        if let Ok(f) = store.locate_version(loc, library, version, policy, scheme, Some(own))
+            && f.version == found.version
+        {
+            found = f;
+        }
+    }
+    Ok(found)
+}
+
+/// The content ids of the project's sources that feed `loc` (their lock entries).
+pub(crate) fn own_content(m: &Manifest, sources: &BTreeMap<String, LockedSource>, loc: &Locator) -> Vec<Id> {
+    m.source_keys_feeding(loc).filter_map(|k| sources.get(&k).map(|s| s.hash)).collect()
 }
 
 /// The project's pin files, parsed on first use (only mounts with `@pin` need them).
@@ -375,7 +403,10 @@ pub fn resolve(
                     .select
                     .iter()
                     .zip(&mount.select_at)
-                    .map(|(l, at)| resolve_fresh(store, &pins, mount, l).map_err(|e| in_mount(mount, at, e)))
+                    .map(|(l, at)| {
+                        let own = own_content(m, &sources, l);
+                        resolve_fresh(store, &pins, mount, l, &own).map_err(|e| in_mount(mount, at, e))
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 one_version_per_library(mount, &pairs)?;
                 pairs.into_iter().map(|(s, l, _)| (s, l)).unzip()

@@ -190,7 +190,9 @@ fn resolve_dry(
     let follows = matches!(loc.selector, None | Some(Selector::Latest));
     let source = snapshots.iter().find(|(dest, _)| dest.kind == loc.kind && loc.path.starts_with(&dest.path));
     let Some((dest, snap)) = source.filter(|_| follows) else {
-        return resolve_fresh(store, pins, mount, loc);
+        let own: Vec<crate::model::Id> =
+            snapshots.iter().filter(|(d, _)| d.kind == loc.kind).map(|(_, s)| s.id).collect();
+        return resolve_fresh(store, pins, mount, loc, &own);
     };
     let rel = StorePath::new(loc.path.as_str()[dest.path.as_str().len()..].trim_start_matches('/'))
         .expect("a suffix of a valid path");

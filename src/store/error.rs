@@ -119,13 +119,6 @@ pub enum Error {
     #[diagnostic(code(memorix::resolve::not_directory), help("drop the trailing `/` to name the file"))]
     NotDirectory { path: String },
 
-    #[error("{library} {version} is already in the Store at {place} with other content ({tree})")]
-    #[diagnostic(
-        code(memorix::ingest::version_exists),
-        help("versions are immutable: ingest the new content under a new version label")
-    )]
-    VersionExists { library: String, version: String, place: String, tree: Id },
-
     #[error("nothing to ingest")]
     #[diagnostic(
         code(memorix::ingest::no_source),

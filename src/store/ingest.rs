@@ -239,8 +239,8 @@ impl Writer<'_> {
 
     /// Places `dir` as version `label` of a library at DEST: as the tip when it is the highest
     /// version, else beside it (a backfill keeps the parent's root and carries the version in
-    /// its tag). Versions are immutable: the same label with other content is refused before
-    /// anything is written.
+    /// its tag). The same label with other content is another variant of that version (a
+    /// project's own docs beside the registry's release): both stay, each by its tree.
     fn tag_version(
         &self,
         dest: &Locator,
@@ -260,17 +260,8 @@ impl Writer<'_> {
             existing.iter().map(|e| e.version.as_str()).chain([label.version.as_str()]).collect();
         let tip = version::highest(version::scheme_for(all.iter().copied()), all.iter().copied())
             == Some(label.version.as_str());
-        let probe = dir.clone().build(&mut |t| Ok(t.id()))?.unwrap_or_else(Tree::empty_id);
         let same_place =
             |e: &&super::versions::VersionEntry| e.version == label.version && e.path == dest.path;
-        if let Some(e) = existing.iter().filter(same_place).find(|e| e.tree != probe) {
-            return Err(Error::VersionExists {
-                library,
-                version: e.version.clone(),
-                place: dest.place(),
-                tree: e.tree,
-            });
-        }
         let (root, tree) = if tip {
             editor.put_dir(&dest.path, dir)?;
             let root = editor.write(self)?;

@@ -27,7 +27,7 @@ impl Store {
     /// error, as is a trailing `/` on a file.
     pub fn locate(&self, loc: &Locator) -> Result<Located> {
         match &loc.selector {
-            Some(Selector::Version(v)) => self.locate_version(loc, None, v, MatchPolicy::Exact, None),
+            Some(Selector::Version(v)) => self.locate_version(loc, None, v, MatchPolicy::Exact, None, None),
             Some(Selector::Pin) => Err(Error::PinOutsideProject { locator: loc.to_string() }),
             selector => {
                 let generation = self.select_generation(loc.kind, selector.as_ref())?;
@@ -45,6 +45,8 @@ impl Store {
     /// `loc`'s path inside the tagged version of `library` that `policy` picks for `wanted`,
     /// comparing versions by `scheme` (a pinned library's ecosystem's) where given.
     /// Without a library name, the library tagged at the deepest path at or above `loc`.
+    /// Of several variants of the picked version: the one whose tree is `prefer` (the project's
+    /// own source of it), else the registry's release, else the latest ingested.
     pub fn locate_version(
         &self,
         loc: &Locator,
@@ -52,6 +54,7 @@ impl Store {
         wanted: &str,
         policy: MatchPolicy,
         scheme: Option<version::Scheme>,
+        prefer: Option<&Id>,
     ) -> Result<Located> {
         let index = self.versions(loc.kind)?;
         let under = |path: &StorePath| loc.path.starts_with(path);
@@ -77,7 +80,11 @@ impl Store {
                 available: available.join(", "),
             });
         };
-        let entry = entries.iter().rev().find(|e| e.version == picked).expect("picked from these");
+        let variants: Vec<_> = entries.iter().rev().filter(|e| e.version == picked).collect();
+        let entry = prefer
+            .and_then(|t| variants.iter().find(|e| e.tree == *t))
+            .or_else(|| variants.iter().find(|e| self.fetched(&e.tree).is_some()))
+            .unwrap_or(&variants[0]);
         let rest = loc.path.strip_prefix(&entry.path).expect("entries lie at or above the locator");
         let (kind, id) = self.lookup(&entry.tree, &rest)?.ok_or_else(|| Error::PathNotFound {
             kind: loc.kind,

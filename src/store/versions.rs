@@ -29,7 +29,8 @@ pub struct VersionEntry {
 pub struct VersionIndex {
     /// The generation this index reflects.
     pub tip: Option<Id>,
-    /// Normalized library name -> its versions in ingest order (a re-tag replaces in place).
+    /// Normalized library name -> its versions in ingest order (a re-tag replaces in place;
+    /// one version may appear once per variant: content from another origin).
     pub libraries: BTreeMap<String, Vec<VersionEntry>>,
 }
 
@@ -57,9 +58,11 @@ impl VersionIndex {
         self.libraries.get(&library_key(library)).map(Vec::as_slice).unwrap_or_default()
     }
 
+    /// A re-tag of the same content replaces its entry; the same version with other content
+    /// (a project's own docs beside the registry's release) is another variant of it.
     fn record(&mut self, library: &str, entry: VersionEntry) {
         let list = self.libraries.entry(library_key(library)).or_default();
-        match list.iter_mut().find(|e| e.version == entry.version) {
+        match list.iter_mut().find(|e| e.version == entry.version && e.tree == entry.tree) {
             Some(existing) => *existing = entry,
             None => list.push(entry),
         }
