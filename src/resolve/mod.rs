@@ -207,12 +207,11 @@ fn locate_pinned(
     let (library, version, policy) = (Some(p.library.as_str()), &p.docs_version, mount.policy());
     // Several sources may feed one locator (one per version): the one of the picked version.
     let mut found = store.locate_version(loc, library, version, policy, scheme, None)?;
-    if let Some(own) = own.iter().find(|t| found.id != **t) {
-        if let Ok(f) = store.locate_version(loc, library, version, policy, scheme, Some(own))
-            && f.version == found.version
-        {
-            found = f;
-        }
+    if let Some(own) = own.iter().find(|t| found.id != **t)
+        && let Ok(f) = store.locate_version(loc, library, version, policy, scheme, Some(own))
+        && f.version == found.version
+    {
+        found = f;
     }
     Ok(found)
 }
