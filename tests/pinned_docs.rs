@@ -69,7 +69,8 @@ fn a_python_project_gets_exactly_its_pinned_httpx_docs() {
         st.starts_with(&format!("libs/httpx: stale: {why}\n    version docs/httpx/@pin: 0.23.3 -> 0.28.1\n")),
         "{st}"
     );
-    env.run(&["update"]).ok();
+    let update = env.run(&["update"]).ok().stdout;
+    assert!(update.contains("Moved httpx 0.23.3 -> 0.28.1 (libs/httpx)\n"), "{update}");
     assert!(
         !memory.join("docs/advanced.md").exists() && memory.join("docs/advanced/proxies.md").is_file(),
         "the 0.28 layout"
@@ -204,4 +205,20 @@ fn pydantic_one_or_two_never_both() {
     env.write("requirements.txt", "pydantic==2.11.7\n");
     env.run(&["update"]).ok();
     assert!(docs.join("concepts").is_dir() && !docs.join("usage").exists(), "2.11 layout");
+}
+
+#[test]
+fn every_mount_that_cannot_resolve_is_named_in_one_run() {
+    let env = TestEnv::new();
+    env.write("requirements.txt", "httpx>=0.23\n");
+    env.write(
+        "memorix.toml",
+        "[pins]\nfiles = [\"requirements.txt\"]\n\n[mounts.httpx]\nselect = [\"docs/httpx/@pin\"]\n\n[mounts.rich]\nselect = [\"docs/rich/@pin\"]\n",
+    );
+    let err = env.run(&["build"]).expect(2).stderr;
+    assert!(err.contains("memorix::resolve::mounts"), "{err}");
+    assert!(err.contains("2 mounts cannot be resolved"), "{err}");
+    assert!(err.contains("mount `httpx`") && err.contains("only `>=0.23`"), "{err}");
+    assert!(err.contains("mount `rich`") && err.contains("rich"), "{err}");
+    assert!(!env.project.join("memorix.lock").exists());
 }

@@ -39,8 +39,8 @@ fn figure_7_stale_update_rollback_activate() {
     let reason = hits[0]["projects"][0]["stale_reasons"][0].as_str().unwrap().to_string();
     assert!(reason.starts_with("rules/lang/cpp.md: "), "{reason}");
     // The quest is stale (the Store moved on), but the lock still holds: an update is
-    // available, and `status --check` agrees with `lock --check` and `build --locked`.
-    let st = env.run(&["status", "--check"]).ok().stdout;
+    // available, which `status --check` reports (exit 1) while `lock --check` holds.
+    let st = env.run(&["status", "--check"]).expect(1).stdout;
     assert_eq!(
         st,
         "cpp: update available (the Store moved on; `memorix update cpp` takes it)\n    M cpp.md\n"
@@ -242,11 +242,6 @@ fn pinned_locators_never_go_stale() {
     env.write("t/a.md", "# A v2\n");
     let out = env.run(&["--json", "ingest", "rules/t/", env.project.join("t").to_str().unwrap()]).ok().json();
     assert_eq!(out["quests"]["marked_stale"], 2, "the tip mount's quest and the environment's");
-    let err = env
-        .run(&["ingest", "docs/lib/", env.project.join("t").to_str().unwrap(), "--version", "1.0.0"])
-        .expect(2)
-        .stderr;
-    assert!(err.contains("lib 1.0.0 is already in the Store at docs/lib/ with other content"), "{err}");
     let out = env
         .run(&[
             "--json",

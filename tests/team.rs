@@ -174,7 +174,9 @@ fn status_lock_check_and_build_locked_agree_on_every_change() {
     row("source edited", &|| edit(p("agent-rules/style.md"), "Short", "Long"), &|| {
         edit(p("agent-rules/style.md"), "Long", "Short")
     });
-    row("Store moved on", &|| notes(&env, "# Notes\n\nv2\n"), &|| {});
+    row("Store moved on", &|| notes(&env, "# Notes\n\nv2\n"), &|| {
+        env.run(&["update"]).ok();
+    });
 
     // A clone whose Store lacks the lock's objects: the substituter has them, or nothing does.
     for (name, substituter) in
@@ -194,7 +196,7 @@ fn status_lock_check_and_build_locked_agree_on_every_change() {
     pin patch bump within match                1            1              1
     pin moved to other docs                    1            1              1
     source edited                              1            1              1
-    Store moved on                             0            0              0
+    Store moved on                             1            0              0
     objects missing, substituter               0            0              0
     objects missing, none                      2            2              2
     ");

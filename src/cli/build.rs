@@ -87,6 +87,9 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
     if outcome.lock_written {
         s.line(format_args!("Wrote memorix.lock"));
     }
+    for m in &outcome.moved {
+        s.line(format_args!("Moved {} {} -> {} ({})", m.library, m.from, m.to, m.mount));
+    }
     if outcome.ignore_updated {
         s.line(format_args!(
             "Added the memory directory to .ignore, so rg, fd and agents' search tools see it"

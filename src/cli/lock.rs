@@ -75,6 +75,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
             s.line(format_args!("Wrote memorix.lock (resolved {})", outcome.resolved.join(", ")))
         }
     }
+    for m in &outcome.moved {
+        s.line(format_args!("Moved {} {} -> {} ({})", m.library, m.from, m.to, m.mount));
+    }
     render::note(ctx, &s)?;
     Ok(0)
 }

@@ -10,15 +10,18 @@ use crate::resolve::preview::MountState;
 /// lock still holds); stale (a pin moved or a source changed: the lock no longer holds); not
 /// locked; or the error that mount gives. Then whether .memory/ shows the lock's environment
 /// as delivered: files edited, missing or purged, or a profile rolled back, and whether the
-/// agent harness files (`[agents]`) are what `memorix build` writes. Objects the lock
-/// names that the Store lacks are fetched from the substituters first. Nothing else is written.
+/// agent harness files (`[agents]`) are what `memorix build` writes. What the lock names and
+/// the Store lacks is fetched into the Store first, as `build --locked` would: objects from the
+/// substituters, git sources at their locked commits, pinned docs from their registries
+/// (`--offline` fetches nothing). The project, its lock and .memory/ are never written.
 ///
 /// Examples: `memorix status`, `memorix status --check` (exit 1 when the lock is stale, as
-/// `lock --check` and `build --locked` do)
+/// `lock --check` and `build --locked` say, and also when an update is available)
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Exit 1 when memorix.lock no longer holds (the verdict of `lock --check`) or an agent
-    /// harness file is not what `memorix build` writes, for CI
+    /// Exit 1 when memorix.lock no longer holds (the verdict of `lock --check`), a mount has
+    /// an update available (what `memorix update` would take), or an agent harness file is not
+    /// what `memorix build` writes, for CI
     #[arg(long)]
     check: bool,
 
@@ -29,7 +32,8 @@ pub struct Args {
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let st = status(&ctx.cwd, &ctx.store, None, args.net.offline, &ctx.progress)?;
     // A generated harness file that was edited or is out of date is what teammates commit.
-    let code = if args.check && (!st.fresh || !st.delivery.harness.is_empty()) { 1 } else { 0 };
+    let update = st.mounts.iter().any(|m| m.state == MountState::UpdateAvailable);
+    let code = if args.check && (!st.fresh || update || !st.delivery.harness.is_empty()) { 1 } else { 0 };
     if ctx.json {
         render::json(&st)?;
     } else {

@@ -179,6 +179,9 @@ pub struct BuildOutcome {
     /// Git sources whose locked commit moved (`memorix update`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sources_moved: Vec<SourceMove>,
+    /// Library versions the lock moved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<super::lock::VersionMove>,
     /// Agent harness files written or removed (`[agents]`).
     #[serde(skip_serializing_if = "Synced::is_empty")]
     pub harness: Synced,
@@ -201,6 +204,7 @@ impl BuildOutcome {
             fetched: Vec::new(),
             ignore_updated: false,
             sources_moved: Vec::new(),
+            moved: Vec::new(),
             harness: Synced::default(),
         }
     }
@@ -303,6 +307,7 @@ fn resolve(
         outcome.lock_written = locked.written;
         outcome.resolved = locked.resolved;
         outcome.sources_moved = locked.sources_moved;
+        outcome.moved = locked.moved;
         outcome.fetched = locked.fetched;
         return Ok(Ok((resolution, outcome)));
     }

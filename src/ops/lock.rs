@@ -33,6 +33,43 @@ pub struct LockOutcome {
     /// Pinned docs fetched from their registries first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fetched: Vec<crate::fetch::Fetched>,
+    /// Library versions the new lock moved, mount by mount.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<VersionMove>,
+}
+
+/// One library whose version a mount's lock entry moved (`regex 1.12.2 -> 1.11.1`).
+#[derive(Debug, Clone, Serialize)]
+pub struct VersionMove {
+    pub mount: String,
+    pub library: String,
+    pub from: String,
+    pub to: String,
+}
+
+/// The versions `now` moved from `previous`: for each locator that a library's version
+/// decides (`@pin`, `@v`), the pinned version (else the one the docs carry) when it changed.
+fn version_moves(previous: Option<&Lockfile>, now: &Lockfile) -> Vec<VersionMove> {
+    let version = |l: &crate::lock::LockedLocator| -> Option<(String, String)> {
+        match (&l.pin, &l.version) {
+            (Some(p), _) => Some((p.library.clone(), p.version.clone())),
+            (None, Some(v)) => Some((l.locator.clone(), v.clone())),
+            (None, None) => None,
+        }
+    };
+    let mut out = Vec::new();
+    for (mount, entry) in &now.mounts {
+        let Some(before) = previous.and_then(|p| p.mounts.get(mount)) else { continue };
+        for (old, new) in before.locators.iter().zip(&entry.locators) {
+            if let (Some((_, from)), Some((library, to))) = (version(old), version(new))
+                && old.locator == new.locator
+                && from != to
+            {
+                out.push(VersionMove { mount: mount.clone(), library, from, to });
+            }
+        }
+    }
+    out
 }
 
 /// What was wrong with the lock `memorix lock` replaced.
@@ -102,7 +139,9 @@ pub(crate) fn lock_with(
         writer.remember_plan(key, derivation)?;
     }
     let written = project.write_lock(&resolution.lock, previous_text.as_deref())?;
+    let moved = version_moves(previous.as_ref(), &resolution.lock);
     let outcome = LockOutcome {
+        moved,
         sources_moved,
         written,
         resolved: resolution.resolved.clone(),

@@ -814,7 +814,7 @@ fn npm_v1_uses_the_top_level_dependency() {
 }
 
 #[test]
-fn npm_v3_uses_the_top_of_node_modules_and_skips_links() {
+fn npm_v3_direct_is_what_the_project_declares_at_the_top_of_node_modules_and_skips_links() {
     let lock = r#"{
   "lockfileVersion": 3,
   "packages": {
@@ -832,7 +832,7 @@ fn npm_v3_uses_the_top_of_node_modules_and_skips_links() {
         file.pins.iter().map(|p| (p.name.as_str(), p.version.as_str(), p.line, p.direct)).collect();
     assert_eq!(
         got,
-        [("semver", "7.7.4", 5, true), ("@scope/tool", "1.0.0", 6, true), ("semver", "5.7.2", 7, false)]
+        [("semver", "7.7.4", 5, true), ("@scope/tool", "1.0.0", 6, false), ("semver", "5.7.2", 7, false)]
     );
     assert_eq!(p.version(&["package-lock.json"], "semver"), "7.7.4");
     expect_err(p.resolve(&["package-lock.json"], &[], "bar"), "memorix::pins::not_pinned");

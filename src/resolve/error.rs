@@ -54,6 +54,14 @@ pub enum Error {
         second: String,
     },
 
+    #[error("{count} mounts cannot be resolved")]
+    #[diagnostic(code(memorix::resolve::mounts), help("each is listed with its own fix"))]
+    Mounts {
+        count: usize,
+        #[related]
+        errors: Vec<Error>,
+    },
+
     #[error("memorix.lock: mount `{mount}` {problem}")]
     #[diagnostic(code(memorix::lock::mismatch), help("run `memorix lock`"))]
     LockMismatch { mount: String, problem: String },

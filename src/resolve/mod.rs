@@ -206,12 +206,17 @@ fn locate_pinned(
     let scheme = Some(p.ecosystem.scheme());
     let (library, version, policy) = (Some(p.library.as_str()), &p.docs_version, mount.policy());
     // Several sources may feed one locator (one per version): the one of the picked version.
-    let mut found = store.locate_version(loc, library, version, policy, scheme, None)?;
-    if let Some(own) = own.iter().find(|t| found.id != **t)
-        && let Ok(f) = store.locate_version(loc, library, version, policy, scheme, Some(own))
-        && f.version == found.version
-    {
-        found = f;
+    let found = store.locate_version(loc, library, version, policy, scheme, None)?;
+    if own.contains(&found.id) {
+        return Ok(found);
+    }
+    for tree in own {
+        if let Ok(f) = store.locate_version(loc, library, version, policy, scheme, Some(tree))
+            && f.version == found.version
+            && f.id != found.id
+        {
+            return Ok(f);
+        }
     }
     Ok(found)
 }
@@ -378,58 +383,28 @@ pub fn resolve(
     let mut derivations = Vec::new();
     let mut resolved = Vec::new();
     let mut planned = Vec::new();
+    let mut failed = Vec::new();
     let pins = PinSource::new(m);
     for mount in &m.mounts {
-        let name = mount.path.to_string();
-        let inputs = mount_inputs(m, mount);
-        let sources_moved = mount.select.iter().any(|loc| {
-            m.source_keys_feeding(loc)
-                .any(|place| previous.and_then(|p| p.sources.get(&place)) != sources.get(&place))
-        });
-        let keep =
-            previous.and_then(|p| p.mounts.get(&name)).filter(|l| l.inputs == inputs && !sources_moved);
-        let keep = keep.filter(|_| !refresh.includes(&name));
-        // A requested library whose pinned version changed is resolved again.
-        let keep = match keep {
-            Some(l) if pins.moved(mount, l)?.is_some() => None,
-            other => other,
-        };
-        let (selected, locators) = match keep.map(|l| from_lock(Some(store), mount, l)) {
-            Some(Ok(sel)) => (sel, keep.expect("kept").locators.clone()),
-            _ => {
-                resolved.push(name.clone());
-                let pairs = mount
-                    .select
-                    .iter()
-                    .zip(&mount.select_at)
-                    .map(|(l, at)| {
-                        let own = own_content(m, &sources, l);
-                        resolve_fresh(store, &pins, mount, l, &own).map_err(|e| in_mount(mount, at, e))
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                one_version_per_library(mount, &pairs)?;
-                pairs.into_iter().map(|(s, l, _)| (s, l)).unzip()
+        match resolve_mount(m, store, previous, refresh, &sources, &pins, mount) {
+            Ok(r) => {
+                if r.fresh {
+                    resolved.push(mount.path.to_string());
+                }
+                planned.extend(r.planned);
+                mounts.insert(mount.path.to_string(), r.locked);
+                derivations.push(r.plan);
             }
-        };
-        // A kept mount whose derivation is stored needs no tree walk.
-        let stored = keep
-            .filter(|_| !resolved.contains(&name))
-            .and_then(|l| store.read_derivation(&l.derivation).ok())
-            .map(DerivationPlan::from_record);
-        let walked = stored.is_none();
-        let plan = match stored {
-            Some(p) => p,
-            None => match replan_mount(store, m, mount, previous, &inputs, &selected)? {
-                Some(p) => p,
-                None => plan_mount(store, m, mount, &selected)?,
-            },
-        };
-        let locked = LockedMount { inputs, derivation: plan.id(), locators };
-        if walked {
-            planned.push((plan_key(mount, &locked), plan.id()));
+            // An object this Store lacks is not the mount's fault: the caller fetches it.
+            Err(e) if e.missing_object().is_some() => return Err(e),
+            // Every mount that fails is named, not the first one only.
+            Err(e) => failed.push(e),
         }
-        mounts.insert(name, locked);
-        derivations.push(plan);
+    }
+    match failed.len() {
+        0 => {}
+        1 => return Err(failed.remove(0)),
+        count => return Err(Error::Mounts { count, errors: failed }),
     }
     let pairs: Vec<_> = m.mounts.iter().map(|x| x.path.clone()).zip(derivations.iter()).collect();
     let environment = environment::plan(&pairs, &m.overrides)?;
@@ -442,6 +417,74 @@ pub fn resolve(
         sources,
     };
     Ok(Resolution { lock, derivations, environment, resolved, planned })
+}
+
+/// One mount resolved: its lock entry, its plan, whether it was resolved afresh, and the plan
+/// keys computed by walking its trees.
+struct MountResolution {
+    locked: LockedMount,
+    plan: DerivationPlan,
+    fresh: bool,
+    planned: Option<(Id, Id)>,
+}
+
+/// Keeps `mount`'s lock entry when its inputs, feeding sources and pins did not change (and
+/// `refresh` does not name it), else resolves it against the Store; then plans it.
+fn resolve_mount(
+    m: &Manifest,
+    store: &Store,
+    previous: Option<&Lockfile>,
+    refresh: &Refresh,
+    sources: &BTreeMap<String, LockedSource>,
+    pins: &PinSource,
+    mount: &MountDecl,
+) -> Result<MountResolution> {
+    let name = mount.path.to_string();
+    let inputs = mount_inputs(m, mount);
+    let sources_moved = mount.select.iter().any(|loc| {
+        m.source_keys_feeding(loc)
+            .any(|place| previous.and_then(|p| p.sources.get(&place)) != sources.get(&place))
+    });
+    let keep = previous.and_then(|p| p.mounts.get(&name)).filter(|l| l.inputs == inputs && !sources_moved);
+    let keep = keep.filter(|_| !refresh.includes(&name));
+    // A requested library whose pinned version changed is resolved again.
+    let keep = match keep {
+        Some(l) if pins.moved(mount, l)?.is_some() => None,
+        other => other,
+    };
+    let (selected, locators, fresh) = match keep.map(|l| from_lock(Some(store), mount, l)) {
+        Some(Ok(sel)) => (sel, keep.expect("kept").locators.clone(), false),
+        _ => {
+            let pairs = mount
+                .select
+                .iter()
+                .zip(&mount.select_at)
+                .map(|(l, at)| {
+                    let own = own_content(m, sources, l);
+                    resolve_fresh(store, pins, mount, l, &own).map_err(|e| in_mount(mount, at, e))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            one_version_per_library(mount, &pairs)?;
+            let (selected, locators) = pairs.into_iter().map(|(s, l, _)| (s, l)).unzip();
+            (selected, locators, true)
+        }
+    };
+    // A kept mount whose derivation is stored needs no tree walk.
+    let stored = keep
+        .filter(|_| !fresh)
+        .and_then(|l| store.read_derivation(&l.derivation).ok())
+        .map(DerivationPlan::from_record);
+    let walked = stored.is_none();
+    let plan = match stored {
+        Some(p) => p,
+        None => match replan_mount(store, m, mount, previous, &inputs, &selected)? {
+            Some(p) => p,
+            None => plan_mount(store, m, mount, &selected)?,
+        },
+    };
+    let locked = LockedMount { inputs, derivation: plan.id(), locators };
+    let planned = walked.then(|| (plan_key(mount, &locked), plan.id()));
+    Ok(MountResolution { locked, plan, fresh, planned })
 }
 
 /// Whether a lock still holds: the one judgement `status --check`, `lock --check` and
