@@ -17,8 +17,6 @@ mod pypi;
 mod registries;
 pub mod select;
 
-use std::path::PathBuf;
-
 use serde::Serialize;
 
 pub use error::{Error, Result};
@@ -30,9 +28,10 @@ use crate::model::{Id, Locator, StorePath};
 use crate::pins::{Ecosystem, PinnedArtifact};
 use crate::progress::Progress;
 use crate::store::Writer;
+use crate::store::edit::Dir;
 use crate::store::fetched::FetchRecord;
-use crate::store::ingest::{Ingest, VersionLabel};
-use crate::store::source::{self, Layout};
+use crate::store::ingest::VersionLabel;
+use crate::store::tree::Tree;
 
 /// A registry memorix fetches from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -164,6 +163,8 @@ struct Ready {
     hash: ArtifactHash,
     verified_by: String,
     files: Vec<(String, Vec<u8>)>,
+    /// How many of `files` a Store path can hold (set when staged).
+    kept: usize,
     skipped: usize,
     bytes: usize,
 }
@@ -197,6 +198,7 @@ pub fn fetch_all(
     let queue = std::sync::Mutex::new(requests.into_iter().enumerate().rev().collect::<Vec<_>>());
     let mut outcomes: Vec<Option<Outcome>> = Vec::new();
     outcomes.resize_with(n, || None);
+    let mut staged = Vec::new();
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel();
         for _ in 0..n.min(PARALLEL) {
@@ -211,14 +213,20 @@ pub fn fetch_all(
             });
         }
         drop(tx);
+        // Each verified artifact is written to the Store's tmp/ as it arrives, so only the few
+        // being downloaded are in memory.
         for (i, req, ready) in rx {
-            let result =
-                ready.and_then(|r| stage(writer, &req, r)).and_then(|st| ingest(writer, &req, st, progress));
+            match ready.and_then(|r| stage(writer, &req, r)) {
+                Ok(st) => staged.push((i, req, st)),
+                Err(e) => outcomes[i] = Some(Outcome { request: req, result: Err(e) }),
+            }
             task.advance(1);
-            outcomes[i] = Some(Outcome { request: req, result });
         }
     });
     drop(task);
+    for (i, req, fetched) in ingest_all(writer, staged)? {
+        outcomes[i] = Some(Outcome { request: req, result: Ok(fetched) });
+    }
     Ok(outcomes.into_iter().flatten().collect())
 }
 
@@ -251,7 +259,7 @@ fn prepare(
         return Err(Error::NothingKept { file: cand.file.clone(), library: req.library.clone() }.into());
     }
     let size = bytes.len();
-    Ok(Ready { cand, hash, verified_by, files, skipped: unpacked.skipped, bytes: size })
+    Ok(Ready { cand, hash, verified_by, files, kept: 0, skipped: unpacked.skipped, bytes: size })
 }
 
 /// The hash `bytes` must match, checked: memorix.lock's when it has one, and the pin file's
@@ -298,19 +306,28 @@ fn verify(req: &Request, cand: &Candidate, bytes: &[u8]) -> Result<(ArtifactHash
     }
 }
 
-/// A verified artifact written to a scratch folder in the Store, with its tree id.
+/// A verified artifact whose kept files are blobs in the Store, as the directory a version is
+/// made of, with its tree id.
 struct Staged {
     ready: Ready,
-    dir: Scratch,
+    dir: Dir,
     tree: Id,
 }
 
-/// Writes the kept files under the Store's `tmp/` and hashes them as ingest would; refuses a
-/// tree other than the one memorix.lock has.
-fn stage(writer: &Writer, req: &Request, ready: Ready) -> Result<Staged> {
-    let dir = Scratch::new(writer.store.tmp_dir(), &req.library)?;
-    let layout = write_files(&dir.0, &ready.files)?;
-    let tree = source::snapshot(layout)?.id;
+/// Hashes the kept files as ingest would and refuses a tree other than the one memorix.lock
+/// has (nothing written then); else stores them as blobs. Names a Store path cannot hold are
+/// left out.
+fn stage(writer: &Writer, req: &Request, mut ready: Ready) -> Result<Staged> {
+    use rayon::prelude::*;
+    let files: Vec<(StorePath, Vec<u8>)> = std::mem::take(&mut ready.files)
+        .into_iter()
+        .filter_map(|(rel, bytes)| Some((StorePath::new(&rel).ok()?, bytes)))
+        .collect();
+    let mut dir = Dir::default();
+    for (path, bytes) in &files {
+        dir.insert_blob(path, Id::of_bytes(bytes));
+    }
+    let tree = dir.clone().build(&mut |t| Ok(t.id()))?.unwrap_or_else(Tree::empty_id);
     if let Some(expected) = req.locked.as_ref().and_then(|l| l.tree)
         && expected != tree
     {
@@ -323,88 +340,71 @@ fn stage(writer: &Writer, req: &Request, ready: Ready) -> Result<Staged> {
         }
         .into());
     }
+    files.par_iter().try_for_each(|(_, bytes)| writer.put_blob_bytes(bytes).map(|_| ()))?;
+    ready.kept = files.len();
     Ok(Staged { ready, dir, tree })
 }
 
-/// Writes `files` under `dir`; names a Store path cannot hold are left out.
-fn write_files(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> Result<Layout> {
-    use crate::diagnostics::FromIo;
-    let mut out = Vec::new();
-    for (rel, bytes) in files {
-        let Ok(path) = StorePath::new(rel) else { continue };
-        let abs = dir.join(rel);
-        if let Some(parent) = abs.parent() {
-            std::fs::create_dir_all(parent).map_err(Error::io("create", parent))?;
-        }
-        std::fs::write(&abs, bytes).map_err(Error::io("write", &abs))?;
-        out.push((path, abs));
+/// Ingests every staged artifact as a version of its library, all in one generation (one
+/// sync, one `latest/` refresh, like one `memorix ingest` of many sources), after recording
+/// where each came from.
+fn ingest_all(
+    writer: &Writer,
+    staged: Vec<(usize, Request, Staged)>,
+) -> Result<Vec<(usize, Request, Fetched)>> {
+    if staged.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(Layout::Tree { files: out, replaces: true })
-}
-
-/// Ingests one staged artifact as a version and records where it came from.
-fn ingest(writer: &Writer, req: &Request, staged: Staged, progress: &dyn Progress) -> Result<Fetched> {
-    let Staged { ready, dir, tree } = staged;
-    let layout = write_files_listing(&dir.0, &ready.files);
-    let library = (req.dest.path.file_name() != Some(req.library.as_str())).then(|| req.library.clone());
-    let label = VersionLabel { version: req.docs_version.clone(), library };
-    let message = format!("fetched {} from {} ({})", ready.cand.file, req.registry.as_str(), ready.hash);
-    let request =
-        Ingest { dest: &req.dest, layout, merge: false, label: Some(&label), message: Some(message) };
-    let record = FetchRecord {
-        registry: req.registry.as_str().into(),
-        artifact: ready.cand.file.clone(),
-        hash: ready.hash.to_string(),
-    };
-    // The record goes first: a version in the Store without it could never be locked with
+    // The records go first: a version in the Store without one could never be locked with
     // `fetched`, so a fresh clone could not fetch it; a record without its version is inert.
     crate::fault::point("fetch.staged");
-    writer.record_fetched(&tree, &record)?;
+    for (_, req, st) in &staged {
+        let record = FetchRecord {
+            registry: req.registry.as_str().into(),
+            artifact: st.ready.cand.file.clone(),
+            hash: st.ready.hash.to_string(),
+        };
+        writer.record_fetched(&st.tree, &record)?;
+    }
     crate::fault::point("fetch.recorded");
-    let outcome = writer.ingest(request, progress)?;
-    Ok(Fetched {
-        registry: req.registry,
-        library: req.library.clone(),
-        version: req.docs_version.clone(),
-        artifact: ready.cand.file.clone(),
-        url: ready.cand.url.clone(),
-        hash: ready.hash.to_string(),
-        verified_by: ready.verified_by.clone(),
-        place: req.dest.place(),
-        tree,
-        files: outcome.files,
-        skipped: ready.skipped,
-        bytes: ready.bytes,
-    })
-}
-
-/// The layout of files [`write_files`] wrote.
-fn write_files_listing(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> Layout {
-    let files =
-        files.iter().filter_map(|(rel, _)| Some((StorePath::new(rel).ok()?, dir.join(rel)))).collect();
-    Layout::Tree { files, replaces: true }
-}
-
-/// A scratch folder under the Store's `tmp/`, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tmp: PathBuf, name: &str) -> Result<Scratch> {
-        use crate::diagnostics::FromIo;
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        // The name is only a hint for someone looking into tmp/: never a path of its own.
-        let hint: String =
-            name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).take(40).collect();
-        let dir = tmp.join(format!("fetch-{}-{n}-{hint}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(Error::io("create", &dir))?;
-        Ok(Scratch(dir))
+    let mut by_kind: std::collections::BTreeMap<crate::model::Kind, Vec<usize>> = Default::default();
+    for (n, (_, req, _)) in staged.iter().enumerate() {
+        by_kind.entry(req.dest.kind).or_default().push(n);
     }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+    for (kind, members) in by_kind {
+        let items = members
+            .iter()
+            .map(|n| {
+                let (_, req, st) = &staged[*n];
+                let library =
+                    (req.dest.path.file_name() != Some(req.library.as_str())).then(|| req.library.clone());
+                let label = VersionLabel { version: req.docs_version.clone(), library };
+                (req.dest.clone(), st.dir.clone(), label)
+            })
+            .collect();
+        let files: Vec<&str> = members.iter().map(|n| staged[*n].2.ready.cand.file.as_str()).collect();
+        let message = format!("fetched {} from the registries", files.join(", "));
+        writer.ingest_versions(kind, items, message)?;
     }
+    Ok(staged
+        .into_iter()
+        .map(|(i, req, st)| {
+            let files = st.ready.kept;
+            let fetched = Fetched {
+                registry: req.registry,
+                library: req.library.clone(),
+                version: req.docs_version.clone(),
+                artifact: st.ready.cand.file.clone(),
+                url: st.ready.cand.url.clone(),
+                hash: st.ready.hash.to_string(),
+                verified_by: st.ready.verified_by.clone(),
+                place: req.dest.place(),
+                tree: st.tree,
+                files,
+                skipped: st.ready.skipped,
+                bytes: st.ready.bytes,
+            };
+            (i, req, fetched)
+        })
+        .collect())
 }

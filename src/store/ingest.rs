@@ -156,6 +156,70 @@ impl Writer<'_> {
         Ok(outcome)
     }
 
+    /// Ingests several tagged versions of one kind (each a directory of blobs already stored,
+    /// at its place) as ONE generation carrying all their tags: a batch of fetched libraries is made durable, and
+    /// `latest/` refreshed, once. Each is placed as [`Writer::ingest`] with `--version` would
+    /// place it (the tip of its place when it is the highest version, else beside it); versions
+    /// whose content is already tagged make no tag. Returns each version as tagged, in order.
+    pub fn ingest_versions(
+        &self,
+        kind: Kind,
+        items: Vec<(Locator, Dir, VersionLabel)>,
+        message: String,
+    ) -> Result<Vec<TaggedVersion>> {
+        let store = self.store;
+        let parent = store.latest(kind)?;
+        let old_root = parent.as_ref().map(|g| g.generation.root);
+        let mut editor = TreeEditor::new(store, old_root.as_ref())?;
+        let index = store.versions(kind)?;
+        // Versions placed by this batch so far, by library key, for the tips after them.
+        let mut placed: Vec<(String, String)> = Vec::new();
+        let mut tags = Vec::new();
+        let mut tagged = Vec::new();
+        for (dest, dir, label) in items {
+            let library = label
+                .library
+                .clone()
+                .unwrap_or_else(|| dest.path.file_name().expect("checked: DEST is not the root").to_string());
+            let existing = index.entries(&library);
+            let key = super::versions::library_key(&library);
+            let batch = placed.iter().filter(|(k, _)| *k == key).map(|(_, v)| v.as_str());
+            let all: Vec<&str> = existing
+                .iter()
+                .map(|e| e.version.as_str())
+                .chain(batch)
+                .chain([label.version.as_str()])
+                .collect();
+            let tip = version::highest(version::scheme_for(all.iter().copied()), all.iter().copied())
+                == Some(label.version.as_str());
+            let tree = dir.clone().store(self)?.unwrap_or_else(Tree::empty_id);
+            let already =
+                existing.iter().any(|e| e.version == label.version && e.path == dest.path && e.tree == tree);
+            if tip {
+                editor.put_dir(&dest.path, dir)?;
+            }
+            if !already {
+                let (version, path) = (label.version.clone(), dest.path.clone());
+                tags.push(VersionTag { library: library.clone(), version, path, tree });
+            }
+            placed.push((key, label.version.clone()));
+            tagged.push(TaggedVersion { library, version: label.version, tree, tip });
+        }
+        let new_root = editor.write(self)?;
+        crate::fault::point("ingest.trees");
+        let changes = diff_trees(self, old_root.as_ref(), Some(&new_root), &StorePath::root())?;
+        if changes.is_empty() && tags.is_empty() {
+            return Ok(tagged);
+        }
+        let tagged_paths: Vec<StorePath> = tags.iter().map(|t| t.path.clone()).collect();
+        let next =
+            NextGeneration { kind, parent: parent.as_ref(), root: new_root, tags, message: Some(message) };
+        self.commit_generation(next)?;
+        crate::fault::point("quests.mark");
+        self.mark_stale(kind, &changes, &tagged_paths)?;
+        Ok(tagged)
+    }
+
     /// Stores the source's files as blobs: a single file (or stdin) straight into `editor`, a
     /// tree as a [`Dir`] (with whether it replaces DEST). Unchanged files, by the stat cache,
     /// are not read again.
