@@ -5,39 +5,11 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{TestEnv, listing, remove_tree};
-
-const SECRET: &str = "TOP SECRET sentinel content";
-
-/// A directory beside the project that nothing may read into the Store or write to.
-struct Sentinel {
-    dir: PathBuf,
-    before: BTreeMap<String, String>,
-}
-
-impl Sentinel {
-    fn new(env: &TestEnv) -> Sentinel {
-        let dir = env.root.join("sentinel");
-        common::write_file(&dir.join("secret.txt"), format!("{SECRET}\n").as_bytes());
-        common::write_file(&dir.join("sub/id_rsa"), format!("{SECRET} key\n").as_bytes());
-        let before = listing(&dir);
-        Sentinel { dir, before }
-    }
-
-    fn untouched(&self, env: &TestEnv, what: &str) {
-        assert_eq!(listing(&self.dir), self.before, "{what}: the sentinel changed");
-        let leaked = common::walk(&env.store)
-            .into_iter()
-            .filter(|p| p.is_file())
-            .any(|p| fs::read(&p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(SECRET)));
-        assert!(!leaked, "{what}: sentinel content reached the Store");
-    }
-}
+use common::{SECRET, Sentinel, TestEnv, listing, remove_tree};
 
 /// A project with one rule and a mount of it, built once.
 fn built(env: &TestEnv) {

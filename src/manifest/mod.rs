@@ -14,7 +14,7 @@ use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 use crate::confine::{self, Confined};
 use crate::diagnostics::{FromIo, IoError};
 use crate::model::version::MatchPolicy;
-use crate::model::{GitRef, HarnessName, Locator, NameProblem, RemoteUrl, Selector, StorePath};
+use crate::model::{GitRef, HarnessName, Locator, NameProblem, RemoteUrl, Selector, StorePath, git};
 pub use raw::Delivery;
 use raw::RawManifest;
 
@@ -559,12 +559,22 @@ impl Parser<'_> {
         };
         let (mut dest, version) = self.source_place(dest_text)?;
         dest.selector = None;
-        if g.git.is_empty() || g.git.starts_with('-') {
+        if let Some(why) = git::url_problem(&g.git) {
             return Err(bad(
                 "git",
-                format!("{:?} is not a repository URL", g.git),
+                format!("{:?} is not a repository URL: it {why}", g.git),
                 "e.g. git = \"https://github.com/acme/agent-rules\"",
             ));
+        }
+        for (field, name) in [("branch", &g.branch), ("tag", &g.tag)] {
+            if let Some(why) = name.as_deref().and_then(git::ref_problem) {
+                let message = format!("{field} {:?} {why}", name.as_deref().unwrap_or_default());
+                return Err(bad(
+                    field,
+                    message,
+                    "name a branch or tag as `git branch` or `git tag` lists it",
+                ));
+            }
         }
         let reference = match (&g.branch, &g.tag, &g.rev) {
             (None, None, None) => GitRef::DefaultBranch,
