@@ -191,6 +191,57 @@ fn sources_and_pin_files_linked_out_are_never_read() {
     guard.untouched(&env, "sources");
 }
 
+/// `-r`/`-c` includes of a requirements file stay in the project: an absolute path, `..` out
+/// of it and a link leading out are refused, naming the line, and nothing of what they name
+/// is read.
+#[test]
+fn requirements_includes_outside_the_project_are_refused_naming_the_line() {
+    let env = TestEnv::new();
+    let guard = Sentinel::new(&env);
+    built(&env);
+    let secret = guard.dir.join("secret.txt");
+    symlink(&secret, env.project.join("inc.txt")).unwrap();
+    symlink(&guard.dir, env.project.join("linked")).unwrap();
+    env.write("reqs/nested.txt", "-c ../../sentinel/secret.txt\n");
+    env.write(
+        "memorix.toml",
+        "[pins]\nfiles = [\"requirements.txt\"]\n\n[mounts.docs]\nselect = [\"docs/httpx/@pin\"]\n",
+    );
+    let cases = [
+        (
+            "-r ../sentinel/secret.txt".to_string(),
+            "requirements.txt:2: included file ../sentinel/secret.txt climbs out of the project",
+        ),
+        (format!("-r {}", secret.display()), "is an absolute path"),
+        ("-r /etc/passwd".to_string(), "included file /etc/passwd is an absolute path"),
+        (
+            "-r inc.txt".to_string(),
+            "requirements.txt:2: included file inc.txt is, or passes through, a link leading out",
+        ),
+        (
+            "--constraint linked/secret.txt".to_string(),
+            "included file linked/secret.txt is, or passes through, a link",
+        ),
+        (
+            "-r reqs/nested.txt".to_string(),
+            "reqs/nested.txt:1: included file ../sentinel/secret.txt climbs out",
+        ),
+    ];
+    for (line, why) in cases {
+        env.write("requirements.txt", &format!("httpx==0.28.1\n{line}\n"));
+        let out = env.run(&["build"]);
+        common::no_panic(&out);
+        assert_eq!(out.code, 2, "{line}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("memorix::pins::include_outside") && out.stderr.contains(why),
+            "{line}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains(SECRET) && !out.stdout.contains(SECRET), "{line}");
+    }
+    guard.untouched(&env, "requirements includes");
+}
+
 #[test]
 fn special_files_in_state_paths_are_refused_without_blocking() {
     for planted in

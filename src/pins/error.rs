@@ -87,6 +87,24 @@ pub enum PinError {
         span: Option<SourceSpan>,
     },
 
+    #[error("{at}: included file {include} {why}")]
+    #[diagnostic(
+        code(memorix::pins::include_outside),
+        help(
+            "memorix reads only files inside the project: include a file of the project, by a path relative to {including} without `..` out of the project, and not through a link that leads out"
+        )
+    )]
+    IncludeOutside {
+        at: String,
+        include: String,
+        why: String,
+        including: String,
+        #[source_code]
+        src: Option<NamedSource<String>>,
+        #[label("included here")]
+        span: Option<SourceSpan>,
+    },
+
     #[error("{at}: requirements files include each other: {chain}")]
     #[diagnostic(
         code(memorix::pins::include_cycle),
