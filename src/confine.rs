@@ -30,6 +30,15 @@ pub enum Error {
     )]
     Outside { path: PathBuf, target: PathBuf },
 
+    #[error("{} is a symbolic link (to {}); memorix writes agent harness files only as real files", path.display(), target.display())]
+    #[diagnostic(
+        code(memorix::project::linked),
+        help(
+            "a link would carry the write elsewhere, even inside the project (AGENTS.md -> .git/config); only a link from one entry file to another (CLAUDE.md -> AGENTS.md) is followed. Replace the link with a real file or directory, or remove it"
+        )
+    )]
+    Linked { path: PathBuf, target: PathBuf },
+
     #[error("{} is {} MiB; memorix reads project files of at most {} MiB", path.display(), size >> 20, MAX_FILE >> 20)]
     #[diagnostic(
         code(memorix::project::too_large),
@@ -94,6 +103,23 @@ impl Confined {
     /// components is a symlink leading out of the project, and an existing last component is a
     /// regular file, a directory, or a symlink to one inside the project.
     pub fn check(&self, path: &Path) -> Result<(), Error> {
+        self.walk(path, |link| self.check_link(link))
+    }
+
+    /// Checks that no existing component of `path` (inside the project) is a symlink at all,
+    /// dangling or not, nor a special file: for the files memorix writes for agent
+    /// harnesses, where a link inside the project (`AGENTS.md -> .git/config`) would still
+    /// carry the write to a file that is not one.
+    pub fn check_unlinked(&self, path: &Path) -> Result<(), Error> {
+        self.walk(path, |link| {
+            let target = fs::read_link(link).map_err(Error::io("read the link", link))?;
+            Err(Error::Linked { path: link.to_path_buf(), target })
+        })
+    }
+
+    /// Calls `on_link` for each existing component of `path` that is a symlink, after
+    /// refusing special files and parts that are not plain names.
+    fn walk(&self, path: &Path, on_link: impl Fn(&Path) -> Result<(), Error>) -> Result<(), Error> {
         let rel = path.strip_prefix(&self.root).unwrap_or(path);
         let mut at = self.root.clone();
         for part in rel.components() {
@@ -108,7 +134,7 @@ impl Confined {
                 Err(e) => return Err(Error::io("stat", &at)(e)),
             };
             if meta.file_type().is_symlink() {
-                self.check_link(&at)?;
+                on_link(&at)?;
             } else if let Some(what) = special(&meta.file_type()) {
                 return Err(Error::Special { path: at, what });
             }
@@ -125,12 +151,7 @@ impl Confined {
     fn check_link(&self, link: &Path) -> Result<(), Error> {
         let target = match link.canonicalize() {
             Ok(t) => t,
-            // Dangling: where it would create a file is what matters.
-            Err(_) => {
-                let dest = fs::read_link(link).map_err(Error::io("read the link", link))?;
-                let base = link.parent().and_then(|p| p.canonicalize().ok()).unwrap_or_default();
-                lexical(&base.join(dest))
-            }
+            Err(_) => dangling_target(link)?,
         };
         if !target.starts_with(&self.real) {
             return Err(Error::Outside { path: link.to_path_buf(), target });
@@ -155,6 +176,22 @@ impl Confined {
     }
 }
 
+/// Where a dangling link would create a file, following a chain of links (`.claude -> c1`,
+/// `c1 -> /elsewhere/x`) to its last one; a chain too long to follow leads nowhere inside.
+fn dangling_target(link: &Path) -> Result<PathBuf, Error> {
+    let mut at = link.to_path_buf();
+    for _ in 0..40 {
+        let dest = fs::read_link(&at).map_err(Error::io("read the link", &at))?;
+        let base = at.parent().and_then(|p| p.canonicalize().ok()).unwrap_or_default();
+        let next = lexical(&base.join(dest));
+        if !fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Ok(next);
+        }
+        at = next;
+    }
+    Ok(PathBuf::new())
+}
+
 fn special(t: &fs::FileType) -> Option<&'static str> {
     if t.is_fifo() {
         Some("FIFO")
@@ -169,7 +206,7 @@ fn special(t: &fs::FileType) -> Option<&'static str> {
 
 /// `path` with `.` and `..` folded away without touching the file system (for a dangling link,
 /// whose target cannot be canonicalized).
-fn lexical(path: &Path) -> PathBuf {
+pub fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

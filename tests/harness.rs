@@ -337,3 +337,73 @@ fn doctor_shows_what_each_harness_loads_and_checks_it() {
     let out = env.run(&["doctor", "--check", "--harness", "copilot"]).expect(1);
     assert!(out.stdout.contains("src/api/** match no file of the project"), "{}", out.stdout);
 }
+
+/// Harness files are never written through a link, even one that stays in the project
+/// (`AGENTS.md -> .git/config`, `CLAUDE.md -> src/main.rs`, a `.claude/skills` linked out, a
+/// dangling chain `.claude -> c1 -> outside`); only `CLAUDE.md -> AGENTS.md` is followed.
+#[test]
+fn harness_files_are_never_written_through_a_link() {
+    use std::os::unix::fs::symlink;
+    let env = project(ALL);
+    let guard = common::Sentinel::new(&env);
+    env.write(".git/config", "[core]\n\tbare = false\n");
+    env.write("src/main.rs", "fn main() {}\n");
+    let kept = [".git/config", "src/main.rs"].map(|p| (p, fs::read(env.project.join(p)).unwrap()));
+    let outside = guard.dir.join("sub");
+    let cases: [(&str, &dyn Fn()); 6] = [
+        ("AGENTS.md", &|| symlink(".git/config", env.project.join("AGENTS.md")).unwrap()),
+        ("CLAUDE.md", &|| symlink("src/main.rs", env.project.join("CLAUDE.md")).unwrap()),
+        (".github", &|| symlink("src", env.project.join(".github")).unwrap()),
+        (".claude", &|| symlink(&outside, env.project.join(".claude")).unwrap()),
+        (".claude/rules", &|| {
+            fs::create_dir_all(env.project.join(".claude")).unwrap();
+            symlink("../src", env.project.join(".claude/rules")).unwrap()
+        }),
+        (".claude", &|| {
+            symlink("c1", env.project.join(".claude")).unwrap();
+            symlink(outside.join("missing"), env.project.join("c1")).unwrap()
+        }),
+    ];
+    for (link, plant) in cases {
+        plant();
+        let run = env.run(&["build"]);
+        common::no_panic(&run);
+        assert_eq!(run.code, 2, "{link}: {}", run.stderr);
+        let named = format!("[ROOT]/project/{link} is a symbolic link");
+        assert!(
+            run.stderr.contains("memorix::project::") && run.stderr.contains(&link.replace("/rules", "")),
+            "{link}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(&named) || run.stderr.contains("leads outside the project"),
+            "{link}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("File exists"), "{link}: {}", run.stderr);
+        for p in [link, "c1"] {
+            let _ = fs::remove_file(env.project.join(p));
+        }
+        let _ = fs::remove_dir(env.project.join(".claude"));
+    }
+    for (p, before) in &kept {
+        assert_eq!(&fs::read(env.project.join(p)).unwrap(), before, "{p} was written through a link");
+    }
+    // `memorix skill --install` into a linked `.claude/skills` is refused; an explicit
+    // absolute folder is the user's to name.
+    fs::create_dir_all(env.project.join(".claude")).unwrap();
+    symlink(&outside, env.project.join(".claude/skills")).unwrap();
+    let run = env.run(&["skill", "--install"]);
+    common::no_panic(&run);
+    assert!(run.code == 2 && run.stderr.contains("memorix::project::linked"), "{}", run.stderr);
+    guard.untouched(&env, "harness links");
+    fs::remove_file(env.project.join(".claude/skills")).unwrap();
+
+    // The supported link: CLAUDE.md -> AGENTS.md, one file with one block.
+    symlink("AGENTS.md", env.project.join("CLAUDE.md")).unwrap();
+    env.run(&["build"]).ok();
+    assert!(fs::symlink_metadata(env.project.join("CLAUDE.md")).unwrap().file_type().is_symlink());
+    let agents = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
+    assert_eq!(agents.matches("<!-- memorix:begin -->").count(), 1, "{agents}");
+    env.run(&["status", "--check"]).ok();
+}
