@@ -331,3 +331,27 @@ fn kill_9_across_every_writing_command_loses_nothing() {
     );
     assert!(total >= 100, "only {total} kills landed in {rounds} rounds");
 }
+
+/// `MEMORIX_OFFLINE=` (set, but empty, as a shell leaves it) is unset, not a usage error; a
+/// value that is no yes or no says which variable and what it takes.
+#[test]
+fn an_empty_memorix_offline_is_unset_and_a_bad_one_is_named() {
+    let env = TestEnv::new();
+    let guard = common::Sentinel::new(&env);
+    env.ingest("rules/team/", &[("style.md", "# Style\n")]);
+    env.write("memorix.toml", "[mounts.team]\nselect = [\"rules/team/\"]\n");
+    for value in ["", "0", "1", " true "] {
+        let run = env.run_cmd(env.command().env("MEMORIX_OFFLINE", value).arg("build"));
+        common::no_panic(&run);
+        assert_eq!(run.code, 0, "MEMORIX_OFFLINE={value:?}: {}", run.stderr);
+    }
+    let run = env.run_cmd(env.command().env("MEMORIX_OFFLINE", "maybe").arg("build"));
+    common::no_panic(&run);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("MEMORIX_OFFLINE") && run.stderr.contains("empty is unset"),
+        "{}",
+        run.stderr
+    );
+    guard.untouched(&env, "MEMORIX_OFFLINE");
+}

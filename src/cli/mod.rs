@@ -145,8 +145,20 @@ pub struct Context {
 #[derive(Debug, clap::Args)]
 pub struct Offline {
     /// Never reach the network (substituters, registries, git); what is missing is reported
-    #[arg(long, env = "MEMORIX_OFFLINE", value_parser = clap::builder::BoolishValueParser::new())]
+    #[arg(long, env = "MEMORIX_OFFLINE", value_parser = offline_value)]
     pub offline: bool,
+}
+
+/// `MEMORIX_OFFLINE`: empty is unset (as a shell's `MEMORIX_OFFLINE=` means), else a boolish
+/// word; anything else names the variable and what it takes.
+fn offline_value(text: &str) -> std::result::Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "no" | "n" | "f" | "off" => Ok(false),
+        "1" | "true" | "yes" | "y" | "t" | "on" => Ok(true),
+        _ => Err(format!(
+            "MEMORIX_OFFLINE (--offline) takes 1/true/yes/on or 0/false/no/off (empty is unset), not {text:?}"
+        )),
+    }
 }
 
 pub fn run() -> ExitCode {
