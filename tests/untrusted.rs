@@ -242,6 +242,67 @@ fn requirements_includes_outside_the_project_are_refused_naming_the_line() {
     guard.untouched(&env, "requirements includes");
 }
 
+/// An `[artifacts]` hook of a cloned memorix.toml runs only after `memorix trust` on this
+/// machine, and again only after trusting an edit of it; an output already in the Store
+/// (keyed by derivation and command: a teammate's) serves an untrusted project without a run.
+#[test]
+fn artifact_hooks_run_only_in_a_project_the_user_trusted() {
+    let env = TestEnv::new();
+    let guard = Sentinel::new(&env);
+    let manifest = |marker: &str| {
+        let hook = format!("touch {}/{marker}; echo hook output", env.root.display());
+        format!(
+            "[artifacts.digest]\ncommand = [\"sh\", \"-c\", \"{hook}\"]\n\n[sources]\n\"rules/p/\" = \"./agent-rules\"\n\n[mounts.rules]\nselect = [\"rules/p/\"]\n"
+        )
+    };
+    env.write("agent-rules/style.md", "# Style\n");
+    env.write("memorix.toml", &manifest("pwned-1"));
+    let index = || fs::read_to_string(env.project.join(".memory/INDEX.md")).unwrap();
+    for _ in 0..2 {
+        let run = env.run(&["build"]).ok();
+        common::no_panic(&run);
+        assert!(
+            run.stderr.contains("memorix::trust::untrusted") && run.stderr.contains("`digest`"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("run `memorix trust`"), "{}", run.stderr);
+        assert!(!env.root.join("pwned-1").exists(), "an untrusted hook ran");
+        assert!(!index().contains("hook output"));
+    }
+    let out = env.run(&["trust"]).ok().stdout;
+    assert!(
+        out.contains("Trusted the [artifacts] hooks of [ROOT]/project")
+            && out.contains("digest = [\"sh\", \"-c\""),
+        "{out}"
+    );
+    let run = env.run(&["build"]).ok();
+    assert!(!run.stderr.contains("untrusted"), "{}", run.stderr);
+    assert!(env.root.join("pwned-1").exists() && index().contains("hook output"), "a trusted hook runs");
+
+    // An edited hook is not the one trusted.
+    env.write("memorix.toml", &manifest("pwned-2"));
+    let run = env.run(&["build"]).ok();
+    assert!(
+        run.stderr.contains("memorix::trust::untrusted") && !env.root.join("pwned-2").exists(),
+        "{}",
+        run.stderr
+    );
+
+    // Another project with the first hook and content: its output is in the Store already.
+    let other = env.root.join("other");
+    common::write_file(&other.join("agent-rules/style.md"), b"# Style\n");
+    common::write_file(&other.join("memorix.toml"), manifest("pwned-1").as_bytes());
+    fs::remove_file(env.root.join("pwned-1")).unwrap();
+    let run = env.run(&["-C", "../other", "build"]).ok();
+    assert!(!run.stderr.contains("untrusted") && !env.root.join("pwned-1").exists(), "{}", run.stderr);
+    assert!(fs::read_to_string(other.join(".memory/INDEX.md")).unwrap().contains("hook output"));
+
+    assert!(env.run(&["trust", "--revoke"]).ok().stdout.starts_with("Revoked the trust of [ROOT]/project"));
+    assert!(env.run(&["trust", "--revoke"]).ok().stdout.contains("was not trusted"));
+    guard.untouched(&env, "artifact hooks");
+}
+
 #[test]
 fn special_files_in_state_paths_are_refused_without_blocking() {
     for planted in

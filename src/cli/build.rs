@@ -71,7 +71,15 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
         render::note(ctx, &s)?;
         return Ok(1);
     }
-    for f in &outcome.artifact_failures {
+    let mut untrusted: Vec<&str> =
+        outcome.artifact_failures.iter().filter(|f| f.untrusted).map(|f| f.name.as_str()).collect();
+    untrusted.sort_unstable();
+    untrusted.dedup();
+    if !untrusted.is_empty() {
+        let names = untrusted.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        render::diagnostic(crate::ops::trust::Untrusted { names });
+    }
+    for f in outcome.artifact_failures.iter().filter(|f| !f.untrusted) {
         render::warn(format_args!(
             "artifact `{}` for derivation {} failed ({}); it runs again on the next build",
             f.name,

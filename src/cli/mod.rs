@@ -25,6 +25,7 @@ mod rm;
 mod show;
 mod skill;
 mod status;
+mod trust;
 mod update;
 mod verify;
 mod versions;
@@ -117,6 +118,7 @@ enum Command {
     Remote(remote::Args),
     Push(remote::PushArgs),
     Pull(remote::PullArgs),
+    Trust(trust::Args),
     Skill(skill::Args),
     Completions(completions::Args),
     Manpages(manpages::Args),
@@ -240,6 +242,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Remote(a) => remote::run(&ctx, a),
         Command::Push(a) => remote::push(&ctx, a),
         Command::Pull(a) => remote::pull(&ctx, a),
+        Command::Trust(a) => trust::run(&ctx, a),
         Command::Skill(a) => skill::run(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Completions(a) => completions::run(a),

@@ -20,7 +20,7 @@ use crate::resolve::{CheckReport, Refresh, Resolution};
 use crate::store::generation::now_rfc3339;
 use crate::store::quest::{self, QuestKind, ResolveRecord};
 use crate::store::{Store, Writer, fsutil};
-use crate::view::artifacts::HookFailure;
+use crate::view::artifacts::{HookFailure, Hooks};
 use crate::view::derivation::DerivationPlan;
 use crate::view::environment::EnvironmentPlan;
 
@@ -166,7 +166,8 @@ pub struct BuildOutcome {
     pub generation: Option<u64>,
     /// `--locked` with a lock that does not match: why, and nothing was changed.
     pub refused: Option<CheckReport>,
-    /// `[artifacts]` hooks that failed (they run again on the next build).
+    /// `[artifacts]` hooks that failed, or were not run in a project not trusted (they run
+    /// again on the next build).
     pub artifact_failures: Vec<HookFailure>,
     /// `--locked`: what was fetched from the substituters.
     #[serde(skip_serializing_if = "FetchReport::is_empty")]
@@ -244,8 +245,10 @@ pub fn build(
         Ok(resolved) => resolved,
         Err(refused) => return Ok(refused),
     };
-    outcome.derivations =
-        realise_derivations(&writer, m, &resolution.derivations, &mut outcome.artifact_failures)?;
+    let mut hooks =
+        Hooks { trusted: m.artifacts.is_empty() || super::trust::is_trusted(&project), ..Hooks::default() };
+    outcome.derivations = realise_derivations(&writer, m, &resolution.derivations, &mut hooks)?;
+    outcome.artifact_failures = std::mem::take(&mut hooks.failures);
     crate::fault::point("build.derivations");
     let (env_id, environment_new) = realise_environment(&writer, m, &resolution.environment)?;
     writer.record_project(&project.roots(&resolution.lock)?)?;
@@ -258,7 +261,7 @@ pub fn build(
     let mut profile = Profile::load(&project.state_dir)?;
     let record;
     (outcome.activated, outcome.harness, record) =
-        activate(&store, &project, &mut profile, delivery, env_id, progress)?;
+        activate(&store, &project, &mut profile, delivery, (env_id, hooks.ran), progress)?;
     if outcome.artifact_failures.is_empty() {
         write_stamp(&project, &stamp, env_id, record, profile.current)?;
     }
@@ -326,14 +329,14 @@ fn realise_derivations(
     writer: &Writer,
     m: &Manifest,
     plans: &[DerivationPlan],
-    failures: &mut Vec<HookFailure>,
+    hooks: &mut Hooks,
 ) -> Result<Vec<BuiltDerivation>> {
     let dir = quest::project_key(&m.dir);
     let time = now_rfc3339();
     let mut built = Vec::new();
     for (mount, plan) in m.mounts.iter().zip(plans) {
         let (id, new) = writer.put_derivation(&plan.record())?;
-        failures.extend(crate::view::artifacts::ensure(writer, &id, plan, &m.artifacts)?);
+        crate::view::artifacts::ensure(writer, &id, plan, &m.artifacts, hooks)?;
         let q = writer.record_resolve(ResolveRecord {
             kind: QuestKind::Derivation,
             selection: vec![crate::view::selection(mount, false)],
@@ -376,7 +379,7 @@ fn activate(
     project: &Project,
     profile: &mut Profile,
     mut delivery: Delivery,
-    env_id: Id,
+    (env_id, new_outputs): (Id, bool),
     progress: &dyn Progress,
 ) -> Result<(Option<Activated>, Synced, Option<ActivationRecord>)> {
     let m = &project.manifest;
@@ -396,7 +399,11 @@ fn activate(
     let intact = recorded.as_ref().is_some_and(|r| r.holds(store, &memory, look));
     // Files are taken as recorded only where the directories held.
     let look = if intact { look } else { Look::Everything };
-    let same = current.as_ref().is_some_and(|b| b.environment == env_id) && shown == Some(env_id) && intact;
+    // New hook outputs change INDEX.md, which shows them, though not the environment.
+    let same = current.as_ref().is_some_and(|b| b.environment == env_id)
+        && shown == Some(env_id)
+        && intact
+        && !new_outputs;
     let agents = Some(spec.clone().unwrap_or_else(AgentsSpec::none));
     if same {
         // Only the harness files may have moved (edited, or `[agents]` changed).

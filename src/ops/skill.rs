@@ -8,7 +8,7 @@ use crate::store::fsutil;
 
 pub use crate::harness::SKILL;
 
-/// Writes `DIR/memorix/SKILL.md`; returns its path. A relative `DIR` (the default,
+/// Writes `DIR/memorix/SKILL.md`; returns its path as `dir` names it. A relative `DIR` (the default,
 /// `.claude/skills`) is a place in the project in `cwd`, so like every harness file the skill
 /// is never written through a link there (a cloned project may link `.claude/skills` out);
 /// an absolute one, or one that climbs with `..`, is where the user asked for it.
@@ -20,5 +20,5 @@ pub fn install(cwd: &Path, dir: &Path) -> Result<PathBuf> {
     }
     fsutil::create_dir(&target)?;
     fsutil::write_atomic(&target, &file, SKILL.as_bytes())?;
-    Ok(file)
+    Ok(dir.join("memorix").join("SKILL.md"))
 }
