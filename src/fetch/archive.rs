@@ -48,9 +48,10 @@ pub fn unpack(file: &str, bytes: &[u8], limits: Limits) -> Result<Unpacked> {
     Ok(out)
 }
 
-/// A path kept as it is, or `None` when it is absolute, climbs with `..`, or is empty.
+/// A path kept as it is, or `None` when it is absolute, climbs with `..`, is empty, or holds
+/// a control character (a line break or ESC in a name would reach indexes and terminals).
 fn clean(path: &str) -> Option<String> {
-    if path.starts_with('/') || path.contains('\\') {
+    if path.starts_with('/') || path.contains('\\') || path.chars().any(char::is_control) {
         return None;
     }
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
@@ -175,13 +176,15 @@ mod tests {
             ("pkg-1.0/../evil.md", b"x", tar::EntryType::Regular),
             ("/etc/passwd", b"x", tar::EntryType::Regular),
             ("pkg-1.0/link", b"", tar::EntryType::Symlink),
+            ("pkg-1.0/a\nb.md", b"x", tar::EntryType::Regular),
+            ("pkg-1.0/\x1b[2J.md", b"x", tar::EntryType::Regular),
             ("pkg-1.0/src/lib.rs", b"fn f() {}", tar::EntryType::Regular),
         ]);
         let out = unpack("pkg-1.0.crate", &bytes, LIMITS).unwrap();
         let paths: Vec<&str> = out.files.iter().map(|(p, _)| p.as_str()).collect();
         // `/etc/passwd` is skipped, so every kept entry shares `pkg-1.0/`.
         assert_eq!(paths, ["README.md", "src/lib.rs"]);
-        assert_eq!(out.skipped, 3);
+        assert_eq!(out.skipped, 5);
     }
 
     #[test]

@@ -204,7 +204,7 @@ fn stale(project: &Confined, plan: &mut Plan, targets: &[PathBuf]) -> Result<()>
             continue;
         }
         let Some(text) = crate::confine::read_text(&target)? else { continue };
-        if text.contains(BEGIN) || text.contains(END) {
+        if text.lines().any(|l| [BEGIN, END].contains(&l.trim())) {
             let kept = without_block(entry, &text)?;
             let change = match kept.trim().is_empty() {
                 true => Change::Remove,
@@ -298,10 +298,22 @@ fn remove_empty_parents(root: &Path, file: &Path) {
 }
 
 /// Where the markers are: `(begin, end)` byte offsets, or none; damaged markers are an error.
+/// A marker is a line of its own (memorix writes them so): the same text inside a line (a
+/// user's note about memorix, an escaped title) is no marker.
 fn markers(path: &str, text: &str) -> Result<Option<(usize, usize)>> {
     let line_of = |at: usize| text[..at].lines().count() + 1;
-    let begins: Vec<usize> = text.match_indices(BEGIN).map(|(i, _)| i).collect();
-    let ends: Vec<usize> = text.match_indices(END).map(|(i, _)| i).collect();
+    let at = |marker: &str| -> Vec<usize> {
+        let mut start = 0;
+        let mut found = Vec::new();
+        for line in text.split_inclusive('\n') {
+            if line.trim() == marker {
+                found.push(start + (line.len() - line.trim_start().len()));
+            }
+            start += line.len();
+        }
+        found
+    };
+    let (begins, ends) = (at(BEGIN), at(END));
     let damaged = |why: String| Err(Error::DamagedBlock { path: path.to_string(), why });
     match (begins.as_slice(), ends.as_slice()) {
         ([], []) => Ok(None),

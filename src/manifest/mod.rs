@@ -822,6 +822,12 @@ impl Parser<'_> {
             |span, message: String| self.ctx.err(span, "memorix::manifest::bad_glob", message, "here", None);
         let mut b = GlobSetBuilder::new();
         for (i, g) in list.iter().enumerate() {
+            // A glob reaches generated front matter (`applies-to`): a line break there would
+            // add keys of its own (`alwaysApply: true`).
+            if g.chars().any(char::is_control) {
+                let message = format!("glob {g:?} holds a control character (a line break, a tab, ESC)");
+                return Err(err(self.spans.element(&at, i), message));
+            }
             let glob = compile_glob(g)
                 .map_err(|e| err(self.spans.element(&at, i), format!("invalid glob {g:?}: {e}")))?;
             b.add(glob);

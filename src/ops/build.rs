@@ -85,7 +85,7 @@ pub(crate) fn activate_with_reuse(
     progress: &dyn Progress,
 ) -> Result<(deliver::Placed, Synced, ActivationRecord)> {
     let m = &project.manifest;
-    let plan = harness_plan(store, project, delivery, spec)?;
+    let plan = harness_plan(project, delivery, spec)?;
     let (placed, record) =
         deliver::activate(store, &project.state_dir, &m.memory_dir(), delivery, m.delivery, shown, progress)?;
     if deliver::spare_missing(&project.state_dir) {
@@ -97,12 +97,11 @@ pub(crate) fn activate_with_reuse(
 /// What the harness files need to become `spec`'s for `delivery`; `None` when the project has
 /// never had any and `[agents]` asks for none (its AGENTS.md is left alone).
 fn harness_plan(
-    store: &Store,
     project: &Project,
     delivery: &Delivery,
     spec: Option<&AgentsSpec>,
 ) -> Result<Option<harness::sync::Plan>> {
-    match harness_outputs(store, project, delivery, spec)? {
+    match harness_outputs(project, delivery, spec) {
         Some(wanted) => Ok(Some(harness::sync::plan(&project.confined, &wanted)?)),
         None => Ok(None),
     }
@@ -111,18 +110,17 @@ fn harness_plan(
 /// The harness files `spec` generates for `delivery` (none without `[agents]`); `None` when
 /// memorix does not manage this project's harness files at all.
 pub(super) fn harness_outputs(
-    store: &Store,
     project: &Project,
     delivery: &Delivery,
     spec: Option<&AgentsSpec>,
-) -> Result<Option<Vec<harness::Output>>> {
+) -> Option<Vec<harness::Output>> {
     match spec {
         Some(spec) => {
-            let index = harness::index(store, delivery, project.manifest.memory.as_str())?;
-            Ok(Some(harness::outputs(spec, &index, harness::SKILL)))
+            let index = harness::index(delivery, project.manifest.memory.as_str());
+            Some(harness::outputs(spec, &index, harness::SKILL))
         }
-        None if harness::sync::Record::load(&project.state_dir).is_some() => Ok(Some(Vec::new())),
-        None => Ok(None),
+        None if harness::sync::Record::load(&project.state_dir).is_some() => Some(Vec::new()),
+        None => None,
     }
 }
 
@@ -414,7 +412,7 @@ fn activate(
         let b = current.expect("the same environment is bound");
         let restored = record.is_some_and(|r| r.spec == spec);
         delivery.generation = b.generation;
-        let plan = harness_plan(store, project, &delivery, spec.as_ref())?;
+        let plan = harness_plan(project, &delivery, spec.as_ref())?;
         let synced = Synced { restored, ..apply_harness(project, plan, spec.as_ref(), env_id)? };
         record_agents(profile, b.generation, agents);
         profile.save(&project.state_dir)?;
