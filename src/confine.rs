@@ -75,6 +75,69 @@ pub fn read_text(path: &Path) -> Result<Option<String>, Error> {
     Ok(Some(text))
 }
 
+/// The deepest nesting a TOML file memorix reads may have: brackets, inline tables and the
+/// parts of a dotted key or table header. Real manifests and lockfiles nest a few levels; a
+/// hostile one nested a million deep costs a parser seconds and gigabytes before it gives up.
+pub const MAX_NESTING: usize = 64;
+
+/// Where TOML `text` first nests deeper than [`MAX_NESTING`], if it does: a byte offset, found
+/// in one pass that skips strings and comments, before any parser builds a tree of it.
+pub fn toml_too_deep(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    // Open brackets, each with whether it is an inline table (where keys come) and the key
+    // parts before it; `outer` sums those.
+    let mut open: Vec<(bool, usize)> = Vec::new();
+    let mut outer = 0;
+    // Parts of the key (or table header) being read, and whether one is being read.
+    let (mut parts, mut in_key, mut header) = (0, true, false);
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'"' | b'\'' => i = skip_string(bytes, i),
+            b'#' => i = bytes[i..].iter().position(|&c| c == b'\n').map_or(bytes.len(), |n| i + n),
+            b'\n' if open.is_empty() => (in_key, header, parts) = (true, false, 0),
+            b'[' if open.is_empty() && in_key && !header => header = true,
+            b'[' | b'{' => {
+                open.push((b == b'{', parts));
+                outer += parts;
+                (in_key, parts) = (b == b'{', 0);
+            }
+            b']' | b'}' => {
+                outer -= open.pop().map_or(0, |(_, p)| p);
+                (in_key, parts) = (false, 0);
+            }
+            b',' => (in_key, parts) = (open.last().is_some_and(|(table, _)| *table), 0),
+            b'=' => in_key = false,
+            b'.' if in_key || header => parts += 1,
+            _ => {}
+        }
+        if open.len() + outer + parts > MAX_NESTING {
+            return Some(i.min(bytes.len().saturating_sub(1)));
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The offset of the last byte of the TOML string starting at `at` (basic or literal, one
+/// line or three quotes), or the end of the text.
+fn skip_string(bytes: &[u8], at: usize) -> usize {
+    let quote = bytes[at];
+    let triple = bytes[at..].starts_with(&[quote; 3]);
+    let (mut i, width) = if triple { (at + 3, 3) } else { (at + 1, 1) };
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 1,
+            b'\n' if !triple => return i - 1,
+            c if c == quote && bytes[i..].starts_with(&[quote; 3][..width]) => return i + width - 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
 /// A project directory, resolved once, that paths are checked against.
 #[derive(Debug, Clone)]
 pub struct Confined {
@@ -223,6 +286,23 @@ pub fn lexical(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn toml_nesting_counts_brackets_inline_tables_and_dotted_keys_outside_strings() {
+        let deep = |open: &str, n: usize| format!("x = {}", open.repeat(n));
+        assert!(toml_too_deep(&deep("[", MAX_NESTING + 1)).is_some());
+        assert!(toml_too_deep(&deep("{a=", MAX_NESTING + 1)).is_some());
+        assert!(toml_too_deep(&format!("{}a = 1\n", "a.".repeat(MAX_NESTING + 1))).is_some());
+        assert!(toml_too_deep(&format!("[{}a]\n", "a.".repeat(MAX_NESTING + 1))).is_some());
+        assert!(toml_too_deep(&deep("{a.", MAX_NESTING)).is_some());
+        let quoted = format!(
+            "a = \"{b}\"\nb = '{b}'\nc = \"\"\"\n{b}\n\"\"\"\n# {b}\nd = [1.5, 2.5, \"x.y\"]\n[[package]]\nname = \"a.b.c\"\n\"k.k\" = {{ v = \"1.0.0\", x.y = 1 }}\n",
+            b = "[{.".repeat(200)
+        );
+        assert_eq!(toml_too_deep(&quoted), None, "{quoted}");
+        let floats = format!("x = [{}]\n", "1.5, ".repeat(500));
+        assert_eq!(toml_too_deep(&floats), None);
+    }
 
     #[test]
     fn links_inside_pass_links_outside_and_fifos_do_not() {

@@ -148,6 +148,11 @@ impl Lockfile {
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Lockfile, Error> {
+        if let Some(at) = crate::confine::toml_too_deep(text) {
+            let line = text[..at].matches('\n').count() + 1;
+            let message = format!("nests deeper than {} levels", crate::confine::MAX_NESTING);
+            return Err(Error::Corrupt { path: path.to_path_buf(), line, message });
+        }
         let lock: Lockfile = toml::from_str(text).map_err(|e| {
             let line =
                 e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1).unwrap_or(1);

@@ -12,6 +12,7 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 
 use crate::confine::{self, Confined};
+use crate::diagnostics::Quoted;
 use crate::diagnostics::{FromIo, IoError};
 use crate::model::version::MatchPolicy;
 use crate::model::{GitRef, HarnessName, Locator, NameProblem, RemoteUrl, Selector, StorePath, git};
@@ -219,7 +220,7 @@ pub enum Error {
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub struct ManifestError {
-    src: NamedSource<String>,
+    src: NamedSource<Quoted>,
     span: Option<(usize, usize)>,
     label: String,
     message: String,
@@ -338,8 +339,11 @@ impl Ctx<'_> {
             None => format!("{}: {message}", self.name),
         };
         Error::Invalid(Box::new(ManifestError {
-            src: NamedSource::new(self.name, self.text.to_string()),
-            span: span.map(|s| (s.start, s.end - s.start)),
+            src: NamedSource::new(self.name, Quoted::new(self.text)),
+            span: span.map(|s| {
+                let cut = Quoted::cut(s);
+                (cut.offset(), cut.len())
+            }),
             label: label.to_string(),
             message,
             code,
@@ -351,6 +355,10 @@ impl Ctx<'_> {
 /// Parses manifest text; `name` labels errors, `dir` is the project directory.
 pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     let ctx = Ctx { name, text };
+    if let Some(at) = crate::confine::toml_too_deep(text) {
+        let message = format!("invalid TOML: nests deeper than {} levels", crate::confine::MAX_NESTING);
+        return Err(ctx.err(Some(at..at + 1), "memorix::manifest::syntax", message, "here", None));
+    }
     let doc = toml_edit::Document::parse(text.to_string()).map_err(|e| {
         ctx.err(
             e.span(),
