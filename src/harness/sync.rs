@@ -133,31 +133,31 @@ pub fn plan(project: &Confined, wanted: &[Output]) -> Result<Plan> {
     for o in wanted {
         let abs = root.join(&o.path);
         project.check(&abs)?;
-        let (target, new, why) = match &o.body {
-            Body::Whole(text) => {
+        let target = match &o.body {
+            Body::Whole(_) => {
                 project.check_unlinked(&abs)?;
-                let old = crate::confine::read_text(&abs)?;
+                abs
+            }
+            // CLAUDE.md is often a link to AGENTS.md: one file, one block.
+            Body::Block(_) => entry_target(project, &o.path)?,
+        };
+        let old = crate::confine::read_text(&target)?;
+        let (new, why) = match &o.body {
+            Body::Whole(text) => {
                 if old.as_deref().is_some_and(|t| t != text && !ours(t)) {
                     return Err(Error::Occupied { path: o.path.clone() });
                 }
-                (abs, text.clone(), "differs from what memorix generates")
+                (text.clone(), "differs from what memorix generates")
             }
             Body::Block(block) => {
-                // CLAUDE.md is often a link to AGENTS.md: one file, one block.
-                let target = entry_target(project, &o.path)?;
                 if targets.contains(&target) {
                     continue;
                 }
                 targets.push(target.clone());
-                let text = crate::confine::read_text(&target)?.unwrap_or_default();
-                (
-                    target,
-                    with_block(&o.path, &text, block)?,
-                    "has a memorix block that differs from what memorix generates",
-                )
+                let text = with_block(&o.path, old.as_deref().unwrap_or_default(), block)?;
+                (text, "has a memorix block that differs from what memorix generates")
             }
         };
-        let old = crate::confine::read_text(&target)?;
         if old.as_deref() != Some(new.as_str()) {
             let why = if old.is_none() { "is missing" } else { why };
             plan.changes.insert(o.path.clone(), (Change::Write { target, text: new }, why));

@@ -20,7 +20,8 @@ use crate::resolve::{CheckReport, Refresh, Resolution};
 use crate::store::generation::now_rfc3339;
 use crate::store::quest::{self, QuestKind, ResolveRecord};
 use crate::store::{Store, Writer, fsutil};
-use crate::view::artifacts::{HookFailure, Hooks};
+pub use crate::view::artifacts::HookFailure;
+use crate::view::artifacts::Hooks;
 use crate::view::derivation::DerivationPlan;
 use crate::view::environment::EnvironmentPlan;
 
