@@ -244,7 +244,7 @@ fn requirements_includes_outside_the_project_are_refused_naming_the_line() {
 
 /// An `[artifacts]` hook of a cloned memorix.toml runs only after `memorix trust` on this
 /// machine, and again only after trusting an edit of it; an output already in the Store
-/// (keyed by derivation and command: a teammate's) serves an untrusted project without a run.
+/// (keyed by derivation and command, made for another project) serves without a run.
 #[test]
 fn artifact_hooks_run_only_in_a_project_the_user_trusted() {
     let env = TestEnv::new();

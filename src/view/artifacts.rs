@@ -173,8 +173,9 @@ pub struct Hooks {
 }
 
 /// Computes what the derivation lacks: `SUMMARY.md` and the titles, then each hook's output.
-/// A hook runs only when trusted; an output already in the Store (substituted from a
-/// teammate's push, keyed by derivation and command) needs no run, so no trust.
+/// A hook runs only when trusted; an output already in the Store (keyed by derivation and
+/// command: made before, or by another project with the same selection and hook) needs no
+/// run, so no trust.
 pub fn ensure(
     writer: &Writer,
     id: &Id,
