@@ -30,6 +30,15 @@ pub enum Error {
     )]
     Outside { path: PathBuf, target: PathBuf },
 
+    #[error("{} is a symbolic link (to {}); memorix writes agent harness files only as real files", path.display(), target.display())]
+    #[diagnostic(
+        code(memorix::project::linked),
+        help(
+            "a link would carry the write elsewhere, even inside the project (AGENTS.md -> .git/config); only a link from one entry file to another (CLAUDE.md -> AGENTS.md) is followed. Replace the link with a real file or directory, or remove it"
+        )
+    )]
+    Linked { path: PathBuf, target: PathBuf },
+
     #[error("{} is {} MiB; memorix reads project files of at most {} MiB", path.display(), size >> 20, MAX_FILE >> 20)]
     #[diagnostic(
         code(memorix::project::too_large),
@@ -66,6 +75,69 @@ pub fn read_text(path: &Path) -> Result<Option<String>, Error> {
     Ok(Some(text))
 }
 
+/// The deepest nesting a TOML file memorix reads may have: brackets, inline tables and the
+/// parts of a dotted key or table header. Real manifests and lockfiles nest a few levels; a
+/// hostile one nested a million deep costs a parser seconds and gigabytes before it gives up.
+pub const MAX_NESTING: usize = 64;
+
+/// Where TOML `text` first nests deeper than [`MAX_NESTING`], if it does: a byte offset, found
+/// in one pass that skips strings and comments, before any parser builds a tree of it.
+pub fn toml_too_deep(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    // Open brackets, each with whether it is an inline table (where keys come) and the key
+    // parts before it; `outer` sums those.
+    let mut open: Vec<(bool, usize)> = Vec::new();
+    let mut outer = 0;
+    // Parts of the key (or table header) being read, and whether one is being read.
+    let (mut parts, mut in_key, mut header) = (0, true, false);
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'"' | b'\'' => i = skip_string(bytes, i),
+            b'#' => i = bytes[i..].iter().position(|&c| c == b'\n').map_or(bytes.len(), |n| i + n),
+            b'\n' if open.is_empty() => (in_key, header, parts) = (true, false, 0),
+            b'[' if open.is_empty() && in_key && !header => header = true,
+            b'[' | b'{' => {
+                open.push((b == b'{', parts));
+                outer += parts;
+                (in_key, parts) = (b == b'{', 0);
+            }
+            b']' | b'}' => {
+                outer -= open.pop().map_or(0, |(_, p)| p);
+                (in_key, parts) = (false, 0);
+            }
+            b',' => (in_key, parts) = (open.last().is_some_and(|(table, _)| *table), 0),
+            b'=' => in_key = false,
+            b'.' if in_key || header => parts += 1,
+            _ => {}
+        }
+        if open.len() + outer + parts > MAX_NESTING {
+            return Some(i.min(bytes.len().saturating_sub(1)));
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The offset of the last byte of the TOML string starting at `at` (basic or literal, one
+/// line or three quotes), or the end of the text.
+fn skip_string(bytes: &[u8], at: usize) -> usize {
+    let quote = bytes[at];
+    let triple = bytes[at..].starts_with(&[quote; 3]);
+    let (mut i, width) = if triple { (at + 3, 3) } else { (at + 1, 1) };
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 1,
+            b'\n' if !triple => return i - 1,
+            c if c == quote && bytes[i..].starts_with(&[quote; 3][..width]) => return i + width - 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
 /// A project directory, resolved once, that paths are checked against.
 #[derive(Debug, Clone)]
 pub struct Confined {
@@ -94,6 +166,23 @@ impl Confined {
     /// components is a symlink leading out of the project, and an existing last component is a
     /// regular file, a directory, or a symlink to one inside the project.
     pub fn check(&self, path: &Path) -> Result<(), Error> {
+        self.walk(path, |link| self.check_link(link))
+    }
+
+    /// Checks that no existing component of `path` (inside the project) is a symlink at all,
+    /// dangling or not, nor a special file: for the files memorix writes for agent
+    /// harnesses, where a link inside the project (`AGENTS.md -> .git/config`) would still
+    /// carry the write to a file that is not one.
+    pub fn check_unlinked(&self, path: &Path) -> Result<(), Error> {
+        self.walk(path, |link| {
+            let target = fs::read_link(link).map_err(Error::io("read the link", link))?;
+            Err(Error::Linked { path: link.to_path_buf(), target })
+        })
+    }
+
+    /// Calls `on_link` for each existing component of `path` that is a symlink, after
+    /// refusing special files and parts that are not plain names.
+    fn walk(&self, path: &Path, on_link: impl Fn(&Path) -> Result<(), Error>) -> Result<(), Error> {
         let rel = path.strip_prefix(&self.root).unwrap_or(path);
         let mut at = self.root.clone();
         for part in rel.components() {
@@ -108,7 +197,7 @@ impl Confined {
                 Err(e) => return Err(Error::io("stat", &at)(e)),
             };
             if meta.file_type().is_symlink() {
-                self.check_link(&at)?;
+                on_link(&at)?;
             } else if let Some(what) = special(&meta.file_type()) {
                 return Err(Error::Special { path: at, what });
             }
@@ -125,12 +214,7 @@ impl Confined {
     fn check_link(&self, link: &Path) -> Result<(), Error> {
         let target = match link.canonicalize() {
             Ok(t) => t,
-            // Dangling: where it would create a file is what matters.
-            Err(_) => {
-                let dest = fs::read_link(link).map_err(Error::io("read the link", link))?;
-                let base = link.parent().and_then(|p| p.canonicalize().ok()).unwrap_or_default();
-                lexical(&base.join(dest))
-            }
+            Err(_) => dangling_target(link)?,
         };
         if !target.starts_with(&self.real) {
             return Err(Error::Outside { path: link.to_path_buf(), target });
@@ -155,6 +239,22 @@ impl Confined {
     }
 }
 
+/// Where a dangling link would create a file, following a chain of links (`.claude -> c1`,
+/// `c1 -> /elsewhere/x`) to its last one; a chain too long to follow leads nowhere inside.
+fn dangling_target(link: &Path) -> Result<PathBuf, Error> {
+    let mut at = link.to_path_buf();
+    for _ in 0..40 {
+        let dest = fs::read_link(&at).map_err(Error::io("read the link", &at))?;
+        let base = at.parent().and_then(|p| p.canonicalize().ok()).unwrap_or_default();
+        let next = lexical(&base.join(dest));
+        if !fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Ok(next);
+        }
+        at = next;
+    }
+    Ok(PathBuf::new())
+}
+
 fn special(t: &fs::FileType) -> Option<&'static str> {
     if t.is_fifo() {
         Some("FIFO")
@@ -169,7 +269,7 @@ fn special(t: &fs::FileType) -> Option<&'static str> {
 
 /// `path` with `.` and `..` folded away without touching the file system (for a dangling link,
 /// whose target cannot be canonicalized).
-fn lexical(path: &Path) -> PathBuf {
+pub fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -186,6 +286,23 @@ fn lexical(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn toml_nesting_counts_brackets_inline_tables_and_dotted_keys_outside_strings() {
+        let deep = |open: &str, n: usize| format!("x = {}", open.repeat(n));
+        assert!(toml_too_deep(&deep("[", MAX_NESTING + 1)).is_some());
+        assert!(toml_too_deep(&deep("{a=", MAX_NESTING + 1)).is_some());
+        assert!(toml_too_deep(&format!("{}a = 1\n", "a.".repeat(MAX_NESTING + 1))).is_some());
+        assert!(toml_too_deep(&format!("[{}a]\n", "a.".repeat(MAX_NESTING + 1))).is_some());
+        assert!(toml_too_deep(&deep("{a.", MAX_NESTING)).is_some());
+        let quoted = format!(
+            "a = \"{b}\"\nb = '{b}'\nc = \"\"\"\n{b}\n\"\"\"\n# {b}\nd = [1.5, 2.5, \"x.y\"]\n[[package]]\nname = \"a.b.c\"\n\"k.k\" = {{ v = \"1.0.0\", x.y = 1 }}\n",
+            b = "[{.".repeat(200)
+        );
+        assert_eq!(toml_too_deep(&quoted), None, "{quoted}");
+        let floats = format!("x = [{}]\n", "1.5, ".repeat(500));
+        assert_eq!(toml_too_deep(&floats), None);
+    }
 
     #[test]
     fn links_inside_pass_links_outside_and_fifos_do_not() {

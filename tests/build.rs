@@ -580,6 +580,7 @@ fn artifacts_summary_built_in_and_hooks_once_per_derivation() {
         env.project.join("summarise.sh").display()
     );
     env.write("memorix.toml", &format!("{hook}[mounts.team]\nselect = [\"rules/team/\"]\n"));
+    env.run(&["trust"]).ok();
     env.run(&["build"]).ok();
     let lock: toml::Table =
         toml::from_str(&fs::read_to_string(env.project.join("memorix.lock")).unwrap()).unwrap();
@@ -623,6 +624,7 @@ fn artifacts_summary_built_in_and_hooks_once_per_derivation() {
         "memorix.toml",
         "[artifacts.broken]\ncommand = [\"false\"]\n\n[mounts.team]\nselect = [\"rules/team/\"]\n",
     );
+    env.run(&["trust"]).ok();
     let out = env.run(&["build"]).ok();
     assert!(out.stderr.contains("warning: artifact `broken` for derivation"), "{}", out.stderr);
     assert!(env.run(&["build"]).ok().stderr.contains("warning: artifact `broken`"));

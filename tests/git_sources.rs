@@ -4,6 +4,7 @@
 mod common;
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use common::{TestEnv, git};
@@ -167,4 +168,85 @@ fn tags_and_revs_are_followed_and_a_bad_source_is_refused_with_its_line() {
     env.write("memorix.toml", &manifest(&repo, "branch = \"nope\""));
     let err = env.run(&["build"]).expect(2).stderr;
     assert!(err.contains("file://[ROOT]/agent-rules has no branch nope"), "{err}");
+}
+
+/// Whether a command the hostile configuration names ran: it touches `pwned…` (git appends the
+/// rest of the URL, or its own arguments, to the command).
+fn pwned(env: &TestEnv) -> bool {
+    fs::read_dir(&env.root).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with("pwned"))
+}
+
+/// A cloned project cannot make memorix run a command through git: its `.git/config` (an
+/// `ext::` URL rewrite with the transport allowed, `core.sshCommand`) never applies, nor a
+/// `GIT_DIR` pointing at it, and a URL, branch or locked commit that git could read as an
+/// option or a command transport is refused where it is written.
+#[test]
+fn a_cloned_projects_git_configuration_and_hostile_git_fields_run_nothing() {
+    let env = TestEnv::new();
+    let guard = common::Sentinel::new(&env);
+    let marker = env.root.join("pwned");
+    let repo = team_repo(&env);
+    git(&env.project, &["init", "-q"]);
+    let config = format!(
+        "[protocol \"ext\"]\n\tallow = always\n[url \"ext::sh -c touch% {m}\"]\n\tinsteadOf = https://example.invalid/\n[core]\n\tsshCommand = touch {m}\n\tfsmonitor = touch {m}\n",
+        m = marker.display()
+    );
+    fs::OpenOptions::new()
+        .append(true)
+        .open(env.project.join(".git/config"))
+        .unwrap()
+        .write_all(config.as_bytes())
+        .unwrap();
+    let source = |value: &str| {
+        format!("[sources]\n\"rules/team/\" = {{ {value} }}\n\n[mounts.team]\nselect = [\"rules/team/\"]\n")
+    };
+    for url in ["https://example.invalid/rules", "ssh://127.0.0.1:9/rules"] {
+        env.write("memorix.toml", &source(&format!("git = \"{url}\"")));
+        let run = env.run_within(60, &["build"]);
+        common::no_panic(&run);
+        assert_eq!(run.code, 2, "{url}: {}", run.stderr);
+        let hooked = env.run_cmd(env.command().env("GIT_DIR", env.project.join(".git")).arg("build"));
+        common::no_panic(&hooked);
+        assert!(!pwned(&env), "{url}: the project's git configuration ran a command");
+    }
+    let refused = [
+        ("git = \"ext::sh -c touch% /tmp/x\"", "`ext::` or `fd::` transport"),
+        ("git = \"--upload-pack=touch /tmp/x\"", "starts with `-`"),
+        (
+            "git = \"https://example.invalid/r\", branch = \"--output=/tmp/x\"",
+            "branch \"--output=/tmp/x\" starts",
+        ),
+        ("git = \"https://example.invalid/r\", tag = \"-x\"", "tag \"-x\" starts"),
+    ];
+    for (value, why) in refused {
+        env.write("memorix.toml", &source(value));
+        let run = env.run(&["build"]);
+        common::no_panic(&run);
+        assert!(
+            run.stderr.contains("memorix::manifest::bad_git_source") && run.stderr.contains(why),
+            "{value}: {}",
+            run.stderr
+        );
+    }
+
+    // A locked commit is 40 hex digits: a branch name, or text that is not ASCII, is refused.
+    env.write("memorix.toml", &manifest(&repo, "branch = \"main\""));
+    env.run(&["build"]).ok();
+    let lock = fs::read_to_string(env.project.join("memorix.lock")).unwrap();
+    let locked = locked_commit(&env);
+    for commit in ["main", "--upload-pack=touch /tmp/x", &"é".repeat(20), &"ü".repeat(40)] {
+        fs::write(env.project.join("memorix.lock"), lock.replace(&locked, commit)).unwrap();
+        common::remove_tree(&env.store);
+        for args in [&["build", "--locked"][..], &["build"], &["lock", "--check"]] {
+            let run = env.run(args);
+            common::no_panic(&run);
+            assert!(
+                run.stderr.contains("memorix::lock::bad_git_source"),
+                "{commit} {args:?}: {}",
+                run.stderr
+            );
+        }
+    }
+    assert!(!pwned(&env));
+    guard.untouched(&env, "hostile git configuration");
 }

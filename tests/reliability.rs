@@ -331,3 +331,114 @@ fn kill_9_across_every_writing_command_loses_nothing() {
     );
     assert!(total >= 100, "only {total} kills landed in {rounds} rounds");
 }
+
+/// `MEMORIX_OFFLINE=` (set, but empty, as a shell leaves it) is unset, not a usage error; a
+/// value that is no yes or no says which variable and what it takes.
+#[test]
+fn an_empty_memorix_offline_is_unset_and_a_bad_one_is_named() {
+    let env = TestEnv::new();
+    let guard = common::Sentinel::new(&env);
+    env.ingest("rules/team/", &[("style.md", "# Style\n")]);
+    env.write("memorix.toml", "[mounts.team]\nselect = [\"rules/team/\"]\n");
+    for value in ["", "0", "1", " true "] {
+        let run = env.run_cmd(env.command().env("MEMORIX_OFFLINE", value).arg("build"));
+        common::no_panic(&run);
+        assert_eq!(run.code, 0, "MEMORIX_OFFLINE={value:?}: {}", run.stderr);
+    }
+    let run = env.run_cmd(env.command().env("MEMORIX_OFFLINE", "maybe").arg("build"));
+    common::no_panic(&run);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("MEMORIX_OFFLINE") && run.stderr.contains("empty is unset"),
+        "{}",
+        run.stderr
+    );
+    guard.untouched(&env, "MEMORIX_OFFLINE");
+}
+
+/// Two projects built, ingested into and updated while `gc` runs, each command followed by a
+/// `verify --project` that must pass: damage only, never a false alarm from an object or file
+/// seen in passing. Returns how many rounds ran.
+fn concurrency_loop(seconds: u64) -> usize {
+    let env = TestEnv::new();
+    let guard = common::Sentinel::new(&env);
+    for p in 0..2 {
+        env.write(&format!("p{p}/src/a.md"), &format!("# project {p}\n"));
+        env.write(
+            &format!("p{p}/memorix.toml"),
+            &format!("[sources]\n\"rules/p{p}/\" = \"./src\"\n\n[mounts.own]\nselect = [\"rules/p{p}/\"]\n\n[mounts.all]\nselect = [\"rules/\"]\n"),
+        );
+        env.run(&["-C", &format!("p{p}"), "build"]).ok();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(seconds);
+    let rounds = std::sync::atomic::AtomicUsize::new(0);
+    let false_alarms = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for p in 0..2 {
+            let (env, rounds, false_alarms) = (&env, &rounds, &false_alarms);
+            s.spawn(move || {
+                let dir = format!("p{p}");
+                let mut i = 0;
+                while std::time::Instant::now() < deadline {
+                    i += 1;
+                    env.write(&format!("{dir}/src/f{}.md", i % 7), &format!("# round {i}\n"));
+                    let file = env.write(&format!("in{p}/n{}.md", i % 5), &format!("# note {i}\n"));
+                    let place = format!("rules/notes{p}/n{}.md", i % 5);
+                    let commands: [Vec<&str>; 3] = [
+                        vec!["-C", &dir, "build"],
+                        vec!["ingest", &place, file.to_str().unwrap()],
+                        vec!["-C", &dir, "update"],
+                    ];
+                    for args in &commands {
+                        let run = env.run_cmd(env.command().args(args));
+                        common::no_panic(&run);
+                        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+                        let verified = env.run_cmd(env.command().args(["-C", &dir, "verify", "--project"]));
+                        if verified.code != 0 {
+                            false_alarms
+                                .lock()
+                                .unwrap()
+                                .push(format!("after {args:?}: {}{}", verified.stdout, verified.stderr));
+                        }
+                    }
+                    rounds.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        }
+        s.spawn(|| {
+            while std::time::Instant::now() < deadline {
+                let run = env.run_cmd(env.command().args(["gc"]));
+                assert_eq!(run.code, 0, "gc: {}", run.stderr);
+                let verified = env.run_cmd(env.command().args(["verify"]));
+                if verified.code != 0 {
+                    false_alarms
+                        .lock()
+                        .unwrap()
+                        .push(format!("after gc: {}{}", verified.stdout, verified.stderr));
+                }
+            }
+        });
+    });
+    let alarms = false_alarms.into_inner().unwrap();
+    assert!(alarms.is_empty(), "{} false alarms, the first: {}", alarms.len(), alarms[0]);
+    env.run(&["verify"]).ok();
+    for p in 0..2 {
+        env.run(&["-C", &format!("p{p}"), "verify", "--project"]).ok();
+    }
+    guard.untouched(&env, "concurrency loop");
+    rounds.into_inner()
+}
+
+#[test]
+fn verify_beside_concurrent_builds_ingests_updates_and_gc_reports_only_damage() {
+    assert!(concurrency_loop(6) > 0);
+}
+
+/// The long run: `cargo test --test reliability -- --ignored concurrency`.
+#[test]
+#[ignore = "runs for a minute (MEMORIX_CONCURRENCY_SECS, default 60)"]
+fn verify_beside_concurrent_writers_for_a_minute() {
+    let secs = std::env::var("MEMORIX_CONCURRENCY_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
+    let rounds = concurrency_loop(secs);
+    println!("{rounds} rounds of build, ingest and update in two projects beside gc: 0 false alarms");
+}

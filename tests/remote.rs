@@ -745,3 +745,56 @@ fn packed_trees_travel_through_a_file_remote() {
     let stored = a.run(&["--json", "verify"]).ok().json()["checked"]["trees"].as_u64().unwrap();
     assert_eq!(on_remote as u64, stored, "push --all uploads every tree, packed or loose");
 }
+
+/// A `file://` remote whose objects are special files or sparse giants: a FIFO (which blocks a
+/// reader for ever), a link to a device (which never ends) and a 4 GiB sparse file under an
+/// 11-byte blob's key are each refused before they are read, naming the object.
+#[test]
+fn remote_reads_refuse_special_files_and_stop_at_the_size_cap() {
+    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let guard = common::Sentinel::new(&b);
+    let remote = a.root.join("remote");
+    let url = format!("file://{}", remote.display());
+    fill_store_a(&a, 2);
+    write_project(&a, &url);
+    write_project(&b, &url);
+    a.run(&["build"]).ok();
+    a.run(&["push"]).ok();
+    copy_lock(&a, &b);
+    let keys = files(&remote).into_keys().collect::<Vec<_>>();
+    let blob = keys.iter().find(|k| k.starts_with("blobs/")).unwrap();
+    let tree = keys.iter().find(|k| k.starts_with("trees/")).unwrap();
+    let plant = |key: &str, how: &str| {
+        let path = remote.join(key);
+        fs::remove_file(&path).unwrap();
+        match how {
+            "fifo" => {
+                rustix::fs::mknodat(rustix::fs::CWD, &path, rustix::fs::FileType::Fifo, 0o644.into(), 0)
+                    .unwrap()
+            }
+            "device" => std::os::unix::fs::symlink("/dev/zero", &path).unwrap(),
+            _ => fs::File::create(&path).unwrap().set_len(4 << 30).unwrap(),
+        }
+    };
+    for (key, how, why) in [
+        (blob, "fifo", "is a FIFO, not a regular file"),
+        (tree, "fifo", "is a FIFO, not a regular file"),
+        (blob, "device", "is a device, not a regular file"),
+        (blob, "sparse", "it is larger than 512 MiB"),
+    ] {
+        plant(key, how);
+        let run = b.run_within(60, &["pull"]);
+        common::no_panic(&run);
+        assert!(
+            run.code == 1 && run.stderr.contains("memorix::remote::corrupt") && run.stderr.contains(why),
+            "{how} {key}: {}",
+            run.stderr
+        );
+        assert!(!b.store.join(key).exists() && walk(&b.store.join("tmp")).is_empty(), "{how} {key}");
+        fs::remove_file(remote.join(key)).unwrap();
+        fs::copy(a.store.join(key), remote.join(key)).unwrap();
+    }
+    b.run(&["pull"]).ok();
+    b.run(&["verify"]).ok();
+    guard.untouched(&b, "remote special files");
+}

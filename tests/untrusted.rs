@@ -5,39 +5,11 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{TestEnv, listing, remove_tree};
-
-const SECRET: &str = "TOP SECRET sentinel content";
-
-/// A directory beside the project that nothing may read into the Store or write to.
-struct Sentinel {
-    dir: PathBuf,
-    before: BTreeMap<String, String>,
-}
-
-impl Sentinel {
-    fn new(env: &TestEnv) -> Sentinel {
-        let dir = env.root.join("sentinel");
-        common::write_file(&dir.join("secret.txt"), format!("{SECRET}\n").as_bytes());
-        common::write_file(&dir.join("sub/id_rsa"), format!("{SECRET} key\n").as_bytes());
-        let before = listing(&dir);
-        Sentinel { dir, before }
-    }
-
-    fn untouched(&self, env: &TestEnv, what: &str) {
-        assert_eq!(listing(&self.dir), self.before, "{what}: the sentinel changed");
-        let leaked = common::walk(&env.store)
-            .into_iter()
-            .filter(|p| p.is_file())
-            .any(|p| fs::read(&p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(SECRET)));
-        assert!(!leaked, "{what}: sentinel content reached the Store");
-    }
-}
+use common::{SECRET, Sentinel, TestEnv, listing, remove_tree};
 
 /// A project with one rule and a mount of it, built once.
 fn built(env: &TestEnv) {
@@ -217,6 +189,118 @@ fn sources_and_pin_files_linked_out_are_never_read() {
     assert!(out.stderr.contains("memorix::project::outside"), "{}", out.stderr);
     assert!(!out.stderr.contains(SECRET));
     guard.untouched(&env, "sources");
+}
+
+/// `-r`/`-c` includes of a requirements file stay in the project: an absolute path, `..` out
+/// of it and a link leading out are refused, naming the line, and nothing of what they name
+/// is read.
+#[test]
+fn requirements_includes_outside_the_project_are_refused_naming_the_line() {
+    let env = TestEnv::new();
+    let guard = Sentinel::new(&env);
+    built(&env);
+    let secret = guard.dir.join("secret.txt");
+    symlink(&secret, env.project.join("inc.txt")).unwrap();
+    symlink(&guard.dir, env.project.join("linked")).unwrap();
+    env.write("reqs/nested.txt", "-c ../../sentinel/secret.txt\n");
+    env.write(
+        "memorix.toml",
+        "[pins]\nfiles = [\"requirements.txt\"]\n\n[mounts.docs]\nselect = [\"docs/httpx/@pin\"]\n",
+    );
+    let cases = [
+        (
+            "-r ../sentinel/secret.txt".to_string(),
+            "requirements.txt:2: included file ../sentinel/secret.txt climbs out of the project",
+        ),
+        (format!("-r {}", secret.display()), "is an absolute path"),
+        ("-r /etc/passwd".to_string(), "included file /etc/passwd is an absolute path"),
+        (
+            "-r inc.txt".to_string(),
+            "requirements.txt:2: included file inc.txt is, or passes through, a link leading out",
+        ),
+        (
+            "--constraint linked/secret.txt".to_string(),
+            "included file linked/secret.txt is, or passes through, a link",
+        ),
+        (
+            "-r reqs/nested.txt".to_string(),
+            "reqs/nested.txt:1: included file ../sentinel/secret.txt climbs out",
+        ),
+    ];
+    for (line, why) in cases {
+        env.write("requirements.txt", &format!("httpx==0.28.1\n{line}\n"));
+        let out = env.run(&["build"]);
+        common::no_panic(&out);
+        assert_eq!(out.code, 2, "{line}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("memorix::pins::include_outside") && out.stderr.contains(why),
+            "{line}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains(SECRET) && !out.stdout.contains(SECRET), "{line}");
+    }
+    guard.untouched(&env, "requirements includes");
+}
+
+/// An `[artifacts]` hook of a cloned memorix.toml runs only after `memorix trust` on this
+/// machine, and again only after trusting an edit of it; an output already in the Store
+/// (keyed by derivation and command, made for another project) serves without a run.
+#[test]
+fn artifact_hooks_run_only_in_a_project_the_user_trusted() {
+    let env = TestEnv::new();
+    let guard = Sentinel::new(&env);
+    let manifest = |marker: &str| {
+        let hook = format!("touch {}/{marker}; echo hook output", env.root.display());
+        format!(
+            "[artifacts.digest]\ncommand = [\"sh\", \"-c\", \"{hook}\"]\n\n[sources]\n\"rules/p/\" = \"./agent-rules\"\n\n[mounts.rules]\nselect = [\"rules/p/\"]\n"
+        )
+    };
+    env.write("agent-rules/style.md", "# Style\n");
+    env.write("memorix.toml", &manifest("pwned-1"));
+    let index = || fs::read_to_string(env.project.join(".memory/INDEX.md")).unwrap();
+    for _ in 0..2 {
+        let run = env.run(&["build"]).ok();
+        common::no_panic(&run);
+        assert!(
+            run.stderr.contains("memorix::trust::untrusted") && run.stderr.contains("`digest`"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("run `memorix trust`"), "{}", run.stderr);
+        assert!(!env.root.join("pwned-1").exists(), "an untrusted hook ran");
+        assert!(!index().contains("hook output"));
+    }
+    let out = env.run(&["trust"]).ok().stdout;
+    assert!(
+        out.contains("Trusted the [artifacts] hooks of [ROOT]/project")
+            && out.contains("digest = [\"sh\", \"-c\""),
+        "{out}"
+    );
+    let run = env.run(&["build"]).ok();
+    assert!(!run.stderr.contains("untrusted"), "{}", run.stderr);
+    assert!(env.root.join("pwned-1").exists() && index().contains("hook output"), "a trusted hook runs");
+
+    // An edited hook is not the one trusted.
+    env.write("memorix.toml", &manifest("pwned-2"));
+    let run = env.run(&["build"]).ok();
+    assert!(
+        run.stderr.contains("memorix::trust::untrusted") && !env.root.join("pwned-2").exists(),
+        "{}",
+        run.stderr
+    );
+
+    // Another project with the first hook and content: its output is in the Store already.
+    let other = env.root.join("other");
+    common::write_file(&other.join("agent-rules/style.md"), b"# Style\n");
+    common::write_file(&other.join("memorix.toml"), manifest("pwned-1").as_bytes());
+    fs::remove_file(env.root.join("pwned-1")).unwrap();
+    let run = env.run(&["-C", "../other", "build"]).ok();
+    assert!(!run.stderr.contains("untrusted") && !env.root.join("pwned-1").exists(), "{}", run.stderr);
+    assert!(fs::read_to_string(other.join(".memory/INDEX.md")).unwrap().contains("hook output"));
+
+    assert!(env.run(&["trust", "--revoke"]).ok().stdout.starts_with("Revoked the trust of [ROOT]/project"));
+    assert!(env.run(&["trust", "--revoke"]).ok().stdout.contains("was not trusted"));
+    guard.untouched(&env, "artifact hooks");
 }
 
 #[test]

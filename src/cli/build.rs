@@ -1,6 +1,6 @@
 use super::Context;
 use super::render::{self, Text};
-use crate::ops::build::{Activated, BuildOutcome, BuildRequest, build};
+use crate::ops::build::{Activated, BuildOutcome, BuildRequest, HookFailure, build};
 use crate::ops::error::Result;
 use crate::ops::git_sources::SourceMove;
 use crate::resolve::Refresh;
@@ -55,6 +55,25 @@ pub fn source_move(m: &SourceMove) -> String {
     }
 }
 
+/// One notice for the hooks an untrusted project did not run, a warning per hook that failed.
+fn hook_warnings(failures: &[HookFailure]) {
+    let mut untrusted: Vec<&str> = failures.iter().filter(|f| f.untrusted).map(|f| f.name.as_str()).collect();
+    untrusted.sort_unstable();
+    untrusted.dedup();
+    if !untrusted.is_empty() {
+        let names = untrusted.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        render::diagnostic(crate::ops::trust::Untrusted { names });
+    }
+    for f in failures.iter().filter(|f| !f.untrusted) {
+        render::warn(format_args!(
+            "artifact `{}` for derivation {} failed ({}); it runs again on the next build",
+            f.name,
+            f.derivation.short(),
+            f.message
+        ));
+    }
+}
+
 /// Renders a build (or update) outcome; exit 1 when `--locked` refused.
 pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
     if ctx.json {
@@ -71,14 +90,7 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
         render::note(ctx, &s)?;
         return Ok(1);
     }
-    for f in &outcome.artifact_failures {
-        render::warn(format_args!(
-            "artifact `{}` for derivation {} failed ({}); it runs again on the next build",
-            f.name,
-            f.derivation.short(),
-            f.message
-        ));
-    }
+    hook_warnings(&outcome.artifact_failures);
     let env = outcome.environment.expect("a build that was not refused has an environment");
     for m in &outcome.sources_moved {
         s.line(source_move(m));

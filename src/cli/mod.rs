@@ -25,6 +25,7 @@ mod rm;
 mod show;
 mod skill;
 mod status;
+mod trust;
 mod update;
 mod verify;
 mod versions;
@@ -117,6 +118,7 @@ enum Command {
     Remote(remote::Args),
     Push(remote::PushArgs),
     Pull(remote::PullArgs),
+    Trust(trust::Args),
     Skill(skill::Args),
     Completions(completions::Args),
     Manpages(manpages::Args),
@@ -145,8 +147,20 @@ pub struct Context {
 #[derive(Debug, clap::Args)]
 pub struct Offline {
     /// Never reach the network (substituters, registries, git); what is missing is reported
-    #[arg(long, env = "MEMORIX_OFFLINE", value_parser = clap::builder::BoolishValueParser::new())]
+    #[arg(long, env = "MEMORIX_OFFLINE", value_parser = offline_value)]
     pub offline: bool,
+}
+
+/// `MEMORIX_OFFLINE`: empty is unset (as a shell's `MEMORIX_OFFLINE=` means), else a boolish
+/// word; anything else names the variable and what it takes.
+fn offline_value(text: &str) -> std::result::Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "no" | "n" | "f" | "off" => Ok(false),
+        "1" | "true" | "yes" | "y" | "t" | "on" => Ok(true),
+        _ => Err(format!(
+            "MEMORIX_OFFLINE (--offline) takes 1/true/yes/on or 0/false/no/off (empty is unset), not {text:?}"
+        )),
+    }
 }
 
 pub fn run() -> ExitCode {
@@ -228,6 +242,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Remote(a) => remote::run(&ctx, a),
         Command::Push(a) => remote::push(&ctx, a),
         Command::Pull(a) => remote::pull(&ctx, a),
+        Command::Trust(a) => trust::run(&ctx, a),
         Command::Skill(a) => skill::run(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Completions(a) => completions::run(a),

@@ -83,6 +83,11 @@ pub fn warn(message: impl fmt::Display) {
     let _ = writeln!(io::stderr().lock(), "warning: {message}");
 }
 
+/// A diagnostic that is no failure (a warning with its code and help), on stderr.
+pub fn diagnostic(diagnostic: impl miette::Diagnostic + Send + Sync + 'static) {
+    let _ = writeln!(io::stderr().lock(), "{:?}", miette::Report::new(diagnostic));
+}
+
 /// An error as miette renders it, on stderr.
 pub fn error(err: Error, json: bool) {
     if json {

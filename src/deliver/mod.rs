@@ -18,6 +18,7 @@ use crate::model::path::ancestors;
 use crate::progress::Progress;
 use crate::store::blob::hash_file;
 
+pub mod markdown;
 mod placement;
 use crate::store::checkout::{Dirs, exchange, fill_tree, remove_readonly_tree};
 use crate::store::derivation::Provenance;
@@ -182,18 +183,26 @@ impl Delivery {
         if self.generation > 0 {
             let _ = writeln!(s, "- profile generation: {}", self.generation);
         }
+        // Intents, versions and titles are text from the manifest and from fetched files:
+        // escaped, one line, titles capped (an agent reads this file when it looks for one).
         for mount in &self.mounts {
-            let _ = write!(s, "\n## {}/\n\n", mount.path);
+            let _ = write!(s, "\n## {}/\n\n", markdown::inline(&mount.path));
             if let Some(intent) = &mount.intent {
-                let _ = write!(s, "{intent}\n\n");
+                let _ = write!(s, "{}\n\n", markdown::inline(intent));
             }
             if !mount.versions.is_empty() {
-                let _ = write!(s, "Versions: {}\n\n", mount.versions.join(", "));
+                let versions: Vec<String> = mount.versions.iter().map(|v| markdown::inline(v)).collect();
+                let _ = write!(s, "Versions: {}\n\n", versions.join(", "));
             }
             for (path, title) in self.titled_files(store, mount)? {
                 let _ = match title {
-                    Some(h) => writeln!(s, "- `{path}`: {h}"),
-                    None => writeln!(s, "- `{path}`"),
+                    Some(h) => writeln!(
+                        s,
+                        "- {}: {}",
+                        markdown::code(path),
+                        markdown::capped(&h, markdown::TITLE_CAP)
+                    ),
+                    None => writeln!(s, "- {}", markdown::code(path)),
                 };
             }
             for (name, text) in &mount.artifacts {
@@ -216,15 +225,20 @@ impl Delivery {
     ) -> Result<Vec<(&'d str, Option<Title<'d>>)>> {
         use std::borrow::Cow;
         let mut out = Vec::new();
-        for (path, (_, blob)) in self.files.iter().filter(|(_, (m, _))| *m == mount.path) {
+        for (path, blob) in self.mount_files(mount) {
             let rel = &path[mount.path.len() + 1..];
             let title = match &mount.titles {
                 Some(t) => t.get(rel).map(|t| Cow::Borrowed(t.as_str())),
                 None => artifacts::headings(store, blob)?.into_iter().next().map(|(_, h)| Cow::Owned(h)),
             };
-            out.push((path.as_str(), title));
+            out.push((path, title));
         }
         Ok(out)
+    }
+
+    /// The files of `mount`: environment paths, sorted, with their blobs.
+    pub fn mount_files<'d>(&'d self, mount: &'d MountInfo) -> impl Iterator<Item = (&'d str, &'d Id)> {
+        self.files.iter().filter(|(_, (m, _))| *m == mount.path).map(|(p, (_, blob))| (p.as_str(), blob))
     }
 }
 

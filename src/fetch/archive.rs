@@ -2,7 +2,10 @@
 //! entry by entry, under caps. Entries that could land outside the Store or are not plain
 //! files (links, devices, absolute or `..` paths, names that are not UTF-8) and files over the
 //! per-file cap are skipped and counted; a total over the cap stops with an error (a
-//! decompression bomb). The archive's top directory (`httpx-0.26.0/`, `package/`) is stripped.
+//! decompression bomb). A tarball is read through whatever it holds, skipped entries too, so
+//! there every byte inflated counts: the size an entry claims, and the stream as a whole,
+//! which stops at the cap. The archive's top directory (`httpx-0.26.0/`, `package/`) is
+//! stripped.
 
 use std::io::Read;
 
@@ -48,9 +51,10 @@ pub fn unpack(file: &str, bytes: &[u8], limits: Limits) -> Result<Unpacked> {
     Ok(out)
 }
 
-/// A path kept as it is, or `None` when it is absolute, climbs with `..`, or is empty.
+/// A path kept as it is, or `None` when it is absolute, climbs with `..`, is empty, or holds
+/// a control character (a line break or ESC in a name would reach indexes and terminals).
 fn clean(path: &str) -> Option<String> {
-    if path.starts_with('/') || path.contains('\\') {
+    if path.starts_with('/') || path.contains('\\') || path.chars().any(char::is_control) {
         return None;
     }
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
@@ -69,19 +73,28 @@ struct Sink<'a> {
 }
 
 impl Sink<'_> {
+    /// Counts `bytes` more unpacked; past the cap, a bomb.
+    fn count(&mut self, bytes: u64) -> Result<()> {
+        self.total = self.total.saturating_add(bytes);
+        if self.total > self.limits.total || self.out.files.len() >= self.limits.entries {
+            return Err(self.too_large());
+        }
+        Ok(())
+    }
+
+    fn too_large(&self) -> Box<Error> {
+        Box::new(Error::TooLarge {
+            file: self.file.to_string(),
+            cap: self.limits.total,
+            entries: self.limits.entries,
+        })
+    }
+
     /// Adds one entry's content, read through the caps. The total counts what a file claims
     /// as well as what it holds, so a bomb stops before it is read.
     fn take(&mut self, path: String, size: u64, r: impl Read) -> Result<()> {
         let (limits, file) = (self.limits, self.file);
-        self.total += size.min(limits.file + 1);
-        if self.total > limits.total || self.out.files.len() >= limits.entries {
-            return Err(Error::TooLarge {
-                file: file.to_string(),
-                cap: limits.total,
-                entries: limits.entries,
-            }
-            .into());
-        }
+        self.count(size.min(limits.file + 1))?;
         if size > limits.file {
             self.out.skipped += 1;
             return Ok(());
@@ -97,25 +110,47 @@ impl Sink<'_> {
     }
 }
 
+/// The most a tarball's stream may inflate to: the unpacked cap, and the headers and padding
+/// of as many entries as it may have.
+fn stream_cap(limits: Limits) -> u64 {
+    limits.total.saturating_add(limits.entries as u64 * 1024)
+}
+
 fn untar(file: &str, r: impl Read, limits: Limits) -> Result<Unpacked> {
-    let mut archive = tar::Archive::new(r);
+    let mut archive = tar::Archive::new(r.take(stream_cap(limits)));
     let mut sink = Sink { file, limits, out: Unpacked::default(), total: 0 };
-    for entry in archive.entries().map_err(|e| Error::bad_archive(file, e))? {
+    let entries = archive.entries().map_err(|e| Error::bad_archive(file, e))?;
+    let read = untar_entries(&mut sink, entries);
+    // A stream cut at its cap reads as a truncated archive: it is a bomb.
+    if read.is_err() && archive.into_inner().limit() == 0 {
+        return Err(sink.too_large());
+    }
+    read.map(|()| sink.out)
+}
+
+fn untar_entries<R: Read>(sink: &mut Sink, entries: tar::Entries<R>) -> Result<()> {
+    let file = sink.file;
+    for entry in entries {
         let entry = entry.map_err(|e| Error::bad_archive(file, e))?;
         let kind = entry.header().entry_type();
+        let size = entry.size();
         if kind.is_dir() || kind.is_pax_global_extensions() || kind.is_pax_local_extensions() {
+            // Still read through (inflated) to reach the next header.
+            sink.count(size)?;
             continue;
         }
         let path = entry.path_bytes();
         let path = std::str::from_utf8(&path).ok().and_then(clean);
         let (true, Some(path)) = (kind.is_file(), path) else {
+            sink.count(size)?;
             sink.out.skipped += 1;
             continue;
         };
-        let size = entry.size();
+        // A file past the per-file cap is skipped, but inflated all the same.
+        sink.count(size.saturating_sub(sink.limits.file + 1))?;
         sink.take(path, size, entry)?;
     }
-    Ok(sink.out)
+    Ok(())
 }
 
 fn unzip(file: &str, bytes: &[u8], limits: Limits) -> Result<Unpacked> {
@@ -175,13 +210,30 @@ mod tests {
             ("pkg-1.0/../evil.md", b"x", tar::EntryType::Regular),
             ("/etc/passwd", b"x", tar::EntryType::Regular),
             ("pkg-1.0/link", b"", tar::EntryType::Symlink),
+            ("pkg-1.0/a\nb.md", b"x", tar::EntryType::Regular),
+            ("pkg-1.0/\x1b[2J.md", b"x", tar::EntryType::Regular),
             ("pkg-1.0/src/lib.rs", b"fn f() {}", tar::EntryType::Regular),
         ]);
         let out = unpack("pkg-1.0.crate", &bytes, LIMITS).unwrap();
         let paths: Vec<&str> = out.files.iter().map(|(p, _)| p.as_str()).collect();
         // `/etc/passwd` is skipped, so every kept entry shares `pkg-1.0/`.
         assert_eq!(paths, ["README.md", "src/lib.rs"]);
-        assert_eq!(out.skipped, 3);
+        assert_eq!(out.skipped, 5);
+    }
+
+    #[test]
+    fn a_skipped_entry_counts_all_it_would_inflate_and_the_stream_stops_at_the_cap() {
+        let limits = Limits { file: 1000, total: 10_000, entries: 100 };
+        // One entry claiming far more than the cap: refused at its header.
+        let huge = tgz(&[("p/big", &vec![0u8; 20_000], tar::EntryType::Regular)]);
+        let err = unpack("p.tgz", &huge, limits).unwrap_err();
+        assert!(matches!(*err, Error::TooLarge { .. }), "{err}");
+        // Entries skipped as links or directories count what they hold too.
+        let links: Vec<(String, Vec<u8>)> = (0..5).map(|i| (format!("p/l{i}"), vec![0u8; 3000])).collect();
+        let entries: Vec<(&str, &[u8], tar::EntryType)> =
+            links.iter().map(|(n, b)| (n.as_str(), b.as_slice(), tar::EntryType::Symlink)).collect();
+        let err = unpack("p.tgz", &tgz(&entries), limits).unwrap_err();
+        assert!(matches!(*err, Error::TooLarge { .. }), "{err}");
     }
 
     #[test]

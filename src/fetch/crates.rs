@@ -1,43 +1,61 @@
 //! crates.io's sparse index protocol: `config.json` names `dl`, the download URL template; the
 //! crate's index file lists each published version with its `cksum` (the `.crate`'s sha256).
 
-use super::error::{Error, Result};
+use super::error::{Error, Known, Result, capped};
 use super::hash::ArtifactHash;
-use super::http::{Answer, Client};
+use super::http::{Answer, Client, MAX_INDEX};
 use super::{Candidate, Registry, Request};
 
 const REG: Registry = Registry::CratesIo;
 
-/// The `.crate` of `req`'s version, where `dl` says it is, with the index's checksum.
+/// One line of a crate's index file: what memorix reads of it (the rest is skipped unparsed).
+#[derive(serde::Deserialize)]
+struct IndexLine {
+    #[serde(default)]
+    vers: String,
+    #[serde(default)]
+    cksum: String,
+}
+
+/// The `.crate` of `req`'s version, where `dl` says it is, with the index's checksum. The
+/// index file is read line by line as it arrives, under the index cap, until the version.
 pub fn locate(client: &Client, index: &str, dl: &str, req: &Request) -> Result<Candidate> {
+    use std::io::BufRead;
     // The index keeps a crate under its name in lowercase, `_` and `-` as published.
     let name = req.package.to_ascii_lowercase();
     let url = format!("{index}{}", index_path(&name));
-    let body = match client.get(REG, &url, "application/json")? {
-        Answer::Ok(b) => b.bytes,
+    let stream = match client.open(REG, &url, "application/json", MAX_INDEX)? {
+        Answer::Ok(s) => s,
         Answer::Status(s) => return Err(req.not_found(REG, &url, format!("HTTP {s}"), String::new())),
     };
-    let text = String::from_utf8_lossy(&body);
-    let mut known = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let entry: serde_json::Value = serde_json::from_str(line).map_err(|e| Error::BadAnswer {
-            registry: REG.as_str(),
-            url: url.clone(),
-            why: e.to_string(),
-            env: REG.env(),
-        })?;
-        let vers = entry["vers"].as_str().unwrap_or_default();
-        if vers == req.version {
-            let cksum = entry["cksum"].as_str().unwrap_or_default();
+    let bad = |why: String| Error::BadAnswer {
+        registry: REG.as_str(),
+        url: url.clone(),
+        why: capped(&why),
+        env: REG.env(),
+    };
+    let mut lines = std::io::BufReader::new(stream);
+    let (mut line, mut known) = (Vec::new(), Known::default());
+    loop {
+        line.clear();
+        if lines.read_until(b'\n', &mut line).map_err(|e| bad(e.to_string()))? == 0 {
+            break;
+        }
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        let entry: IndexLine = serde_json::from_slice(&line).map_err(|e| bad(e.to_string()))?;
+        if entry.vers == req.version {
+            let vers = &entry.vers;
             return Ok(Candidate {
-                url: download_url(dl, &req.package, vers, cksum),
+                url: download_url(dl, &req.package, vers, &entry.cksum),
                 file: format!("{}-{vers}.crate", req.package),
-                published: ArtifactHash::parse(&format!("sha256:{cksum}")),
+                published: ArtifactHash::parse(&format!("sha256:{}", entry.cksum)),
             });
         }
-        known.push(vers.to_string());
+        known.push(&entry.vers);
     }
-    Err(req.not_found(REG, &url, format!("no version {}", req.version), known.join(", ")))
+    Err(req.not_found(REG, &url, format!("no version {}", req.version), known.text()))
 }
 
 /// The index's configured download template (`dl` in `config.json`).
@@ -46,7 +64,7 @@ pub fn dl_template(client: &Client, index: &str) -> Result<String> {
     let bad = |why: String| {
         Box::new(Error::BadAnswer { registry: REG.as_str(), url: url.clone(), why, env: REG.env() })
     };
-    let body = match client.get(REG, &url, "application/json")? {
+    let body = match client.get_index(REG, &url, "application/json")? {
         Answer::Ok(b) => b.bytes,
         Answer::Status(s) => return Err(bad(format!("HTTP {s}"))),
     };

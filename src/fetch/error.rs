@@ -126,9 +126,48 @@ pub enum Error {
     Io(#[from] crate::diagnostics::IoError),
 }
 
+/// The most characters of a registry's text (an error, a URL) a message quotes.
+const QUOTED: usize = 500;
+/// The most versions a message lists.
+const LISTED: usize = 20;
+
+/// `text` cut to a few hundred characters: a message quotes a registry, not its whole answer.
+pub(crate) fn capped(text: &str) -> String {
+    match text.char_indices().nth(QUOTED) {
+        Some((at, _)) => format!("{}… ({} bytes in all)", &text[..at], text.len()),
+        None => text.to_string(),
+    }
+}
+
+/// Versions a registry knows, as a message lists them: the last few it lists (the newest, in
+/// the order registries publish), and how many came before.
+#[derive(Debug, Default)]
+pub(crate) struct Known {
+    listed: std::collections::VecDeque<String>,
+    earlier: usize,
+}
+
+impl Known {
+    pub(crate) fn push(&mut self, version: &str) {
+        if version.is_empty() || self.listed.iter().any(|v| v == version) {
+            return;
+        }
+        self.listed.push_back(capped(version));
+        if self.listed.len() > LISTED {
+            self.listed.pop_front();
+            self.earlier += 1;
+        }
+    }
+
+    pub(crate) fn text(&self) -> String {
+        let listed = Vec::from(self.listed.clone()).join(", ");
+        if self.earlier == 0 { listed } else { format!("{listed} (and {} earlier)", self.earlier) }
+    }
+}
+
 impl Error {
     pub(crate) fn bad_archive(file: &str, why: impl std::fmt::Display) -> Box<Error> {
-        Box::new(Error::BadArchive { file: file.to_string(), why: why.to_string() })
+        Box::new(Error::BadArchive { file: file.to_string(), why: capped(&why.to_string()) })
     }
 
     /// The same failure once more, for each request it stops (a registry's `config.json` that

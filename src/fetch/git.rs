@@ -2,6 +2,11 @@
 //! the user's credentials, SSH config and proxies apply. Each repository is mirrored in a bare
 //! clone under `$XDG_CACHE_HOME/memorix/git/`; a commit's tree is exported with a private
 //! index file, so the cache has no work tree and no hooks run.
+//!
+//! The project is never git's repository: a cloned project's `.git/config` could name a
+//! command (`core.sshCommand`, an `ext::` URL rewrite). Git runs in the cache, with the
+//! variables that point it at another repository cleared and the command-running transports
+//! refused, and is never handed a URL or ref that could read as an option.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,7 +14,7 @@ use std::process::Command;
 use miette::Diagnostic;
 use sha2::{Digest, Sha256};
 
-use crate::model::GitRef;
+use crate::model::{self, GitRef};
 
 #[derive(Debug, thiserror::Error, Diagnostic)]
 pub enum Error {
@@ -44,6 +49,15 @@ pub enum Error {
     #[diagnostic(code(memorix::git::offline), help("run without --offline to fetch the git source"))]
     Offline { url: String },
 
+    #[error("{url:?} is not a repository URL memorix hands to git: it {why}")]
+    #[diagnostic(
+        code(memorix::git::bad_url),
+        help(
+            "name the repository by an https://, ssh:// or file:// URL (or user@host:path) in memorix.toml"
+        )
+    )]
+    BadUrl { url: String, why: &'static str },
+
     #[error("{url} at {commit} has no `{path}`")]
     #[diagnostic(code(memorix::git::no_path), help("fix `path` of the source in memorix.toml"))]
     NoPath { url: String, commit: String, path: String },
@@ -69,11 +83,14 @@ impl GitCache {
 
     /// The bare clone of `url`, created empty when new.
     fn repo(&self, url: &str) -> Result<PathBuf> {
+        if let Some(why) = model::git::url_problem(url) {
+            return Err(Error::BadUrl { url: url.to_string(), why });
+        }
         let name = hex::encode(&Sha256::digest(url.as_bytes())[..8]);
         let dir = self.root.join(name);
         if !dir.join("HEAD").exists() {
             std::fs::create_dir_all(&self.root).map_err(|e| Error::Missing { message: e.to_string() })?;
-            run(&["init", "--bare", "--quiet", path_str(&dir)], "init", url)?;
+            output(git(&self.root).args(["init", "--bare", "--quiet", path_str(&dir)]), "init", url)?;
         }
         Ok(dir)
     }
@@ -86,7 +103,9 @@ impl GitCache {
             GitRef::Branch(b) => format!("refs/heads/{b}"),
             GitRef::Tag(t) => format!("refs/tags/{t}"),
         };
-        let listing = run(&["ls-remote", "--", url, &wanted, &format!("{wanted}^{{}}")], "ls-remote", url)?;
+        let repo = self.repo(url)?;
+        let peeled = format!("{wanted}^{{}}");
+        let listing = run(&repo, &["ls-remote", "--", url, &wanted, &peeled], "ls-remote", url)?;
         let mut found = None;
         for line in listing.lines() {
             let Some((commit, name)) = line.split_once('\t') else { continue };
@@ -107,10 +126,9 @@ impl GitCache {
             return Ok(repo);
         }
         let refs = ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"];
-        let git_dir = format!("--git-dir={}", path_str(&repo));
-        run(&[&git_dir, "fetch", "--quiet", "--prune", "--", url, refs[0], refs[1]], "fetch", url)?;
-        if !has(&repo) {
-            let _ = run(&[&git_dir, "fetch", "--quiet", "--", url, commit], "fetch", url);
+        run(&repo, &["fetch", "--quiet", "--prune", "--", url, refs[0], refs[1]], "fetch", url)?;
+        if !has(&repo) && model::git::is_full_commit(commit) {
+            let _ = run(&repo, &["fetch", "--quiet", "--", url, commit], "fetch", url);
         }
         if has(&repo) {
             Ok(repo)
@@ -130,10 +148,9 @@ impl GitCache {
             Some(p) => format!("{commit}:{}", p.trim_end_matches('/')),
             None => format!("{commit}^{{tree}}"),
         };
-        let git_dir = format!("--git-dir={}", path_str(&repo));
         let index = dest.with_extension("index");
-        let mut read_tree = Command::new("git");
-        read_tree.args([&git_dir, "read-tree", &treeish]).env("GIT_INDEX_FILE", &index);
+        let mut read_tree = in_repo(&repo);
+        read_tree.args(["read-tree", &treeish]).env("GIT_INDEX_FILE", &index);
         if output(&mut read_tree, "read-tree", url).is_err() {
             return Err(Error::NoPath {
                 url: url.into(),
@@ -143,10 +160,8 @@ impl GitCache {
         }
         std::fs::create_dir_all(dest).map_err(|e| Error::Missing { message: e.to_string() })?;
         let work_tree = format!("--work-tree={}", path_str(dest));
-        let mut checkout = Command::new("git");
-        checkout
-            .args([&git_dir, &work_tree, "checkout-index", "--all", "--force"])
-            .env("GIT_INDEX_FILE", &index);
+        let mut checkout = in_repo(&repo);
+        checkout.args([&work_tree, "checkout-index", "--all", "--force"]).env("GIT_INDEX_FILE", &index);
         let done = output(&mut checkout, "checkout-index", url);
         let _ = std::fs::remove_file(&index);
         done.map(|_| ())
@@ -154,16 +169,53 @@ impl GitCache {
 }
 
 fn has_commit(repo: &Path, commit: &str) -> bool {
-    let git_dir = format!("--git-dir={}", path_str(repo));
-    run(&[&git_dir, "cat-file", "-e", &format!("{commit}^{{commit}}")], "cat-file", "").is_ok()
+    model::git::is_full_commit(commit)
+        && run(repo, &["cat-file", "-e", &format!("{commit}^{{commit}}")], "cat-file", "").is_ok()
 }
 
 fn path_str(p: &Path) -> &str {
     p.to_str().unwrap_or_default()
 }
 
-fn run(args: &[&str], action: &'static str, url: &str) -> Result<String> {
-    output(Command::new("git").args(args), action, url)
+/// The variables that would point git at another repository than the one it is given (set
+/// when memorix runs inside a git hook, or by a hostile environment file).
+const REPOSITORY_VARIABLES: [&str; 8] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+];
+
+/// `git`, run in `dir` (in the cache, never the project) with the repository variables
+/// cleared and the transports that run a command refused; the user's global and system
+/// configuration (credentials, proxies, SSH) still apply.
+fn git(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    for var in REPOSITORY_VARIABLES {
+        cmd.env_remove(var);
+    }
+    cmd.current_dir(dir).env("GIT_CEILING_DIRECTORIES", dir).args([
+        "-c",
+        "protocol.ext.allow=never",
+        "-c",
+        "protocol.fd.allow=never",
+    ]);
+    cmd
+}
+
+/// [`git`] on the bare clone `repo`.
+fn in_repo(repo: &Path) -> Command {
+    let mut cmd = git(repo);
+    cmd.arg(format!("--git-dir={}", path_str(repo)));
+    cmd
+}
+
+fn run(repo: &Path, args: &[&str], action: &'static str, url: &str) -> Result<String> {
+    output(in_repo(repo).args(args), action, url)
 }
 
 /// Runs git without a terminal prompt; its stdout, or its stderr as the error.

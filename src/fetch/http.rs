@@ -1,18 +1,27 @@
 //! One HTTP client for every registry: reqwest's blocking client (rustls, the standard proxy
-//! variables), a timeout per request, and retries with backoff for what may pass (timeouts,
-//! refused connections, 429 and 5xx).
+//! variables), a deadline for each whole answer (headers and body), retries with backoff for
+//! what may pass (refused connections, 429 and 5xx), redirects only to http(s), and bodies
+//! read under a size cap: an index document is streamed to its parser, never held three
+//! times, so a hostile registry costs neither time nor memory.
 
 use std::io::Read;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::Registry;
-use super::error::{Error, Result};
+use super::error::{Error, Result, capped};
 
-/// The most an index document or artifact may weigh.
+/// The most an artifact may weigh.
 const MAX_BODY: u64 = 256 << 20;
+/// The most an index document may weigh (a crate's index file, a project page, a packument):
+/// the largest real ones weigh a few MiB.
+pub const MAX_INDEX: u64 = 64 << 20;
 /// Attempts per request, and the first wait between two (doubled each time).
 const ATTEMPTS: u32 = 3;
 const BACKOFF: Duration = Duration::from_millis(200);
+/// `MEMORIX_FETCH_TIMEOUT` when unset: the seconds one whole answer may take.
+const DEFAULT_TIMEOUT: u64 = 300;
+/// The longest wait for any one read (or the connection): a stalled server fails early.
+const STALL: Duration = Duration::from_secs(30);
 
 /// A response body, with its content type.
 pub struct Body {
@@ -21,25 +30,78 @@ pub struct Body {
 }
 
 /// What a request got: a body, or a status the registry answered with (404: it does not know).
-pub enum Answer {
-    Ok(Body),
+pub enum Answer<B = Body> {
+    Ok(B),
     Status(u16),
 }
 
 pub struct Client {
     inner: reqwest::blocking::Client,
+    timeout: Duration,
+}
+
+/// A body being read: at most `max` bytes, within the request's deadline.
+pub struct Stream {
+    resp: reqwest::blocking::Response,
+    left: u64,
+    max: u64,
+    started: Instant,
+    timeout: Duration,
+    pub content_type: String,
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let read = if self.left == 0 {
+            // At the cap: one more byte means the answer is too large.
+            match self.resp.read(&mut [0u8])? {
+                0 => return Ok(0),
+                _ => {
+                    return Err(std::io::Error::other(format!(
+                        "the answer is larger than {} bytes",
+                        self.max
+                    )));
+                }
+            }
+        } else {
+            let n = buf.len().min(self.left.try_into().unwrap_or(usize::MAX));
+            self.resp.read(&mut buf[..n])
+        };
+        let got = read.map_err(|e| match self.started.elapsed() >= self.timeout {
+            true => std::io::Error::other(deadline(self.timeout)),
+            false => e,
+        })?;
+        self.left -= got as u64;
+        Ok(got)
+    }
+}
+
+fn deadline(timeout: Duration) -> String {
+    format!("no whole answer within {} s (MEMORIX_FETCH_TIMEOUT)", timeout.as_secs())
 }
 
 impl Client {
     pub fn new() -> Result<Client> {
         let timeout = std::env::var("MEMORIX_FETCH_TIMEOUT")
             .ok()
-            .and_then(|s| s.parse().ok())
-            .map_or(Duration::from_secs(60), Duration::from_secs);
+            .and_then(|s| s.trim().parse().ok())
+            .map_or(Duration::from_secs(DEFAULT_TIMEOUT), Duration::from_secs);
+        // A redirect to another scheme (`file://`) is refused, and said to be.
+        let redirect = reqwest::redirect::Policy::custom(|attempt| {
+            let scheme = attempt.url().scheme().to_string();
+            match scheme.as_str() {
+                "http" | "https" if attempt.previous().len() < 10 => attempt.follow(),
+                "http" | "https" => attempt.error("more than 10 redirects"),
+                _ => {
+                    attempt.error(format!("a redirect to a {scheme}: URL was refused (only http and https)"))
+                }
+            }
+        });
         let inner = reqwest::blocking::Client::builder()
             .user_agent(concat!("memorix/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10).min(timeout))
-            .timeout(timeout)
+            .timeout(STALL.min(timeout))
+            .redirect(redirect)
             .build()
             .map_err(|e| Error::Unreachable {
                 registry: "any registry",
@@ -47,22 +109,41 @@ impl Client {
                 why: e.to_string(),
                 env: "MEMORIX_CRATES_INDEX",
             })?;
-        Ok(Client { inner })
+        Ok(Client { inner, timeout })
     }
 
-    /// GETs `url` with `accept`, retrying what may pass; a 4xx is an answer, not a failure.
+    /// GETs `url` whole (an artifact, a small document).
     pub fn get(&self, registry: Registry, url: &str, accept: &str) -> Result<Answer> {
+        self.get_capped(registry, url, accept, MAX_BODY)
+    }
+
+    /// GETs an index document whole, under [`MAX_INDEX`].
+    pub fn get_index(&self, registry: Registry, url: &str, accept: &str) -> Result<Answer> {
+        self.get_capped(registry, url, accept, MAX_INDEX)
+    }
+
+    fn get_capped(&self, registry: Registry, url: &str, accept: &str, max: u64) -> Result<Answer> {
+        let mut stream = match self.open(registry, url, accept, max)? {
+            Answer::Ok(s) => s,
+            Answer::Status(s) => return Ok(Answer::Status(s)),
+        };
+        // Sized by what the server says it sends (up to the cap): read without regrowing.
+        let mut bytes = Vec::with_capacity(stream.resp.content_length().unwrap_or(0).min(max) as usize);
+        stream.read_to_end(&mut bytes).map_err(|e| unreachable(registry, url, e.to_string()))?;
+        Ok(Answer::Ok(Body { bytes, content_type: stream.content_type }))
+    }
+
+    /// GETs `url`, retrying what may pass until the answer's headers arrive (a 4xx is an
+    /// answer, not a failure); the body is the caller's to read, once, through the caps.
+    pub fn open(&self, registry: Registry, url: &str, accept: &str, max: u64) -> Result<Answer<Stream>> {
         let mut wait = BACKOFF;
         let mut attempt = 1;
         loop {
-            match self.once(url, accept) {
+            match self.once(url, accept, max) {
                 Ok(Answer::Status(s)) if (s == 429 || s >= 500) && attempt < ATTEMPTS => {}
-                Err(_) if attempt < ATTEMPTS => {}
+                Err((_, true)) if attempt < ATTEMPTS => {}
                 Ok(answer) => return Ok(answer),
-                Err(why) => {
-                    let (registry, env) = (registry.as_str(), registry.env());
-                    return Err(Error::Unreachable { registry, url: url.to_string(), why, env }.into());
-                }
+                Err((why, _)) => return Err(unreachable(registry, url, why)),
             }
             std::thread::sleep(wait);
             wait *= 2;
@@ -70,27 +151,42 @@ impl Client {
         }
     }
 
-    fn once(&self, url: &str, accept: &str) -> std::result::Result<Answer, String> {
-        let resp = self.inner.get(url).header("Accept", accept).send().map_err(describe)?;
-        let status = resp.status().as_u16();
+    /// One request; an error says why and whether another attempt may pass.
+    fn once(&self, url: &str, accept: &str, max: u64) -> std::result::Result<Answer<Stream>, (String, bool)> {
+        let started = Instant::now();
+        let sent = self.inner.get(url).header("Accept", accept).timeout(self.timeout).send();
+        let resp = sent.map_err(|e| match e.is_timeout() && started.elapsed() >= self.timeout {
+            true => (deadline(self.timeout), false),
+            false => (describe(&e), !e.is_redirect()),
+        })?;
+        if resp.status().is_redirection() {
+            let to = resp.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or("nowhere");
+            return Err((
+                format!("a redirect to {to} was refused (only http and https are followed)"),
+                false,
+            ));
+        }
         if !resp.status().is_success() {
-            return Ok(Answer::Status(status));
+            return Ok(Answer::Status(resp.status().as_u16()));
+        }
+        if resp.content_length().is_some_and(|n| n > max) {
+            return Err((format!("the answer is larger than {max} bytes"), false));
         }
         let content_type =
             resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
-        let mut bytes = Vec::new();
-        resp.take(MAX_BODY + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-        if bytes.len() as u64 > MAX_BODY {
-            return Err(format!("the answer is larger than {MAX_BODY} bytes"));
-        }
-        Ok(Answer::Ok(Body { bytes, content_type }))
+        Ok(Answer::Ok(Stream { resp, left: max, max, started, timeout: self.timeout, content_type }))
     }
 }
 
+fn unreachable(registry: Registry, url: &str, why: String) -> Box<Error> {
+    let (registry, env) = (registry.as_str(), registry.env());
+    Box::new(Error::Unreachable { registry, url: capped(url), why: capped(&why), env })
+}
+
 /// An error with its causes, which reqwest keeps in the source chain.
-fn describe(e: reqwest::Error) -> String {
+fn describe(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
-    let mut source = std::error::Error::source(&e);
+    let mut source = std::error::Error::source(e);
     while let Some(s) = source {
         text.push_str(": ");
         text.push_str(&s.to_string());

@@ -2,7 +2,7 @@
 //! PEP 503 HTML (`<a href="URL#sha256=HEX">FILE</a>`) when the index answers in HTML. Of the
 //! pinned version's files: the sdist, else a `py3-none-any` wheel, else any wheel.
 
-use super::error::{Error, Result};
+use super::error::{Error, Known, Result, capped};
 use super::hash::ArtifactHash;
 use super::http::{Answer, Client};
 use super::{Candidate, Registry, Request};
@@ -23,7 +23,7 @@ pub struct IndexFile {
 pub fn locate(client: &Client, index: &str, req: &Request) -> Result<Candidate> {
     let name = crate::pins::normalize(crate::pins::Ecosystem::Python, &req.package);
     let url = format!("{index}{name}/");
-    let body = match client.get(REG, &url, ACCEPT)? {
+    let body = match client.get_index(REG, &url, ACCEPT)? {
         Answer::Ok(b) => b,
         Answer::Status(s) => return Err(req.not_found(REG, &url, format!("HTTP {s}"), String::new())),
     };
@@ -31,7 +31,7 @@ pub fn locate(client: &Client, index: &str, req: &Request) -> Result<Candidate> 
         parse_json(&body.bytes).map_err(|why| Error::BadAnswer {
             registry: REG.as_str(),
             url: url.clone(),
-            why,
+            why: capped(&why),
             env: REG.env(),
         })?
     } else {
@@ -39,10 +39,10 @@ pub fn locate(client: &Client, index: &str, req: &Request) -> Result<Candidate> 
     };
     let ours: Vec<&IndexFile> = files.iter().filter(|f| of_version(&f.file, &name, &req.version)).collect();
     let Some(chosen) = choose(&ours, req) else {
-        let mut known: Vec<String> = files.iter().filter_map(|f| version_of(&f.file, &name)).collect();
-        known.dedup();
+        let mut known = Known::default();
+        files.iter().filter_map(|f| version_of(&f.file, &name)).for_each(|v| known.push(&v));
         let answer = format!("no file of version {}", req.version);
-        return Err(req.not_found(REG, &url, answer, known.join(", ")));
+        return Err(req.not_found(REG, &url, answer, known.text()));
     };
     Ok(Candidate {
         url: chosen.url.clone(),

@@ -140,6 +140,9 @@ fn examine_one(
         });
     }
     duplicates(&texts, &mut r);
+    if c.at_imports {
+        outside_imports(&texts, &mut r);
+    }
     if let Some(dir) = c.skills {
         let rel = format!("{dir}/memorix/SKILL.md");
         if let Some(text) = read(project, &rel) {
@@ -197,6 +200,26 @@ fn load(
         let joined = base.join(target.trim_start_matches("./"));
         let Some(norm) = normal(&joined) else { continue };
         load(project, &norm, Some(rel), imports, depth + 1, texts);
+    }
+}
+
+/// `@`-imports that leave the project (absolute, `~`, `..` above it) in what the harness
+/// loads: it would read that file into the session (`@~/.ssh/id_rsa`) at start.
+fn outside_imports(texts: &[(String, String)], r: &mut HarnessReport) {
+    for (key, text) in texts {
+        let rel = path_name(key);
+        let base = Path::new(rel).parent().unwrap_or(Path::new(""));
+        for target in at_imports(text) {
+            if target.starts_with(['/', '~']) || normal(&base.join(target)).is_none() {
+                r.problems.push(Problem {
+                    code: "import_outside",
+                    message: format!(
+                        "{rel} imports @{target}, outside the project: {} would load it at session start; remove the line",
+                        r.products
+                    ),
+                });
+            }
+        }
     }
 }
 

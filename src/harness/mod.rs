@@ -14,7 +14,6 @@ pub use render::{Body, Index, IndexMount, Output, outputs};
 use crate::deliver::Delivery;
 use crate::manifest::Manifest;
 use crate::model::harness::AgentsSpec;
-use crate::store::Store;
 
 /// Marks a managed block in a file the user owns (AGENTS.md, CLAUDE.md, ...).
 pub const BEGIN: &str = "<!-- memorix:begin -->";
@@ -30,23 +29,21 @@ pub const PREFIX: &str = "memorix";
 /// The agent skill document (SKILL.md) that teaches an agent the CLI.
 pub const SKILL: &str = include_str!("../../assets/SKILL.md");
 
-/// The index the generated files describe, from a delivery.
-pub fn index(store: &Store, delivery: &Delivery, memory: &str) -> Result<Index, crate::deliver::Error> {
-    let mut mounts = Vec::new();
-    for m in &delivery.mounts {
-        let files = delivery
-            .titled_files(store, m)?
-            .into_iter()
-            .map(|(p, t)| (p.to_string(), t.map(|t| t.into_owned())))
-            .collect();
-        mounts.push(IndexMount {
+/// The index the generated files describe, from a delivery: names, versions and paths only.
+/// These files load at session start, so no text of a fetched file (a title) reaches them
+/// (DESIGN.md §15); titles stay in the on-demand `.memory/INDEX.md`.
+pub fn index(delivery: &Delivery, memory: &str) -> Index {
+    let mounts = delivery
+        .mounts
+        .iter()
+        .map(|m| IndexMount {
             path: m.path.clone(),
             intent: m.intent.clone(),
             versions: m.versions.clone(),
-            files,
-        });
-    }
-    Ok(Index { environment: delivery.environment, memory: memory.to_string(), mounts })
+            files: delivery.mount_files(m).map(|(p, _)| p.to_string()).collect(),
+        })
+        .collect();
+    Index { environment: delivery.environment, memory: memory.to_string(), mounts }
 }
 
 /// The spec `[agents]` and the mounts' `applies-to` declare, if the table is there.

@@ -1,7 +1,11 @@
 //! The text of every generated file: a pure function of the environment's index and the
-//! `[agents]` spec, so two builds (and two machines) write the same bytes.
+//! `[agents]` spec, so two builds (and two machines) write the same bytes. Harnesses load
+//! these files at session start, so they hold names, versions and paths only, each escaped
+//! for where it stands (paths in code spans, front matter values quoted), never the text of
+//! a fetched file.
 
 use super::{BEGIN, END, MARK, PREFIX};
+use crate::deliver::markdown::{code, inline, one_line};
 use crate::model::Id;
 use crate::model::harness::{AgentsSpec, HarnessName, ScopeKey};
 
@@ -20,8 +24,8 @@ pub struct IndexMount {
     pub intent: Option<String>,
     /// `httpx 0.28.1`, for each library version delivered.
     pub versions: Vec<String>,
-    /// Environment paths with their first heading.
-    pub files: Vec<(String, Option<String>)>,
+    /// Environment paths.
+    pub files: Vec<String>,
 }
 
 /// A generated file's content.
@@ -104,7 +108,10 @@ fn marked_skill(skill: &str) -> String {
     }
 }
 
-/// The front matter a harness reads a path-scoped rule's globs from.
+/// The front matter a harness reads a path-scoped rule's globs from. Values are quoted as
+/// JSON strings, which YAML reads as double-quoted scalars; Cursor's `globs` stays unquoted as
+/// its editor writes it (the manifest refuses control characters in globs, and a glob's
+/// line break could never end the value here).
 fn front_matter(key: ScopeKey, m: &IndexMount, globs: &[String]) -> String {
     let quote = |s: &str| serde_json::to_string(s).expect("a string serializes");
     match key {
@@ -115,8 +122,8 @@ fn front_matter(key: ScopeKey, m: &IndexMount, globs: &[String]) -> String {
         // Cursor reads `globs` as one comma-separated string, unquoted as its editor writes it.
         ScopeKey::CursorGlobs => format!(
             "---\ndescription: {}\nglobs: {}\nalwaysApply: false\n---\n",
-            quote(&describe(m)),
-            globs.join(",")
+            quote(&one_line(&describe(m))),
+            one_line(&globs.join(","))
         ),
         ScopeKey::ApplyTo => format!("---\napplyTo: {}\n---\n", quote(&globs.join(","))),
     }
@@ -129,23 +136,26 @@ fn describe(m: &IndexMount) -> String {
     }
 }
 
-/// `(httpx 0.28.1)` after a mount's intent.
+/// A mount's line: its folder, its intent, then `(httpx 0.28.1)`.
 fn heading(ix: &Index, m: &IndexMount) -> String {
-    let mut s = format!("- `{}/{}/`", ix.memory, m.path);
+    let mut s = format!("- {}", code(&format!("{}/{}/", ix.memory, m.path)));
     if let Some(i) = &m.intent {
-        s += &format!(": {i}");
+        s += &format!(": {}", inline(i));
     }
     if !m.versions.is_empty() {
-        s += &format!(" ({})", m.versions.join(", "));
+        let versions: Vec<String> = m.versions.iter().map(|v| inline(v)).collect();
+        s += &format!(" ({})", versions.join(", "));
     }
     s + "\n"
 }
 
-fn file_line(ix: &Index, indent: &str, path: &str, title: &Option<String>) -> String {
-    match title {
-        Some(t) => format!("{indent}- `{}/{path}`: {t}\n", ix.memory),
-        None => format!("{indent}- `{}/{path}`\n", ix.memory),
-    }
+fn file_line(ix: &Index, indent: &str, path: &str) -> String {
+    format!("{indent}- {}\n", code(&format!("{}/{path}", ix.memory)))
+}
+
+/// Globs as code spans, comma-separated.
+fn glob_list(globs: &[String]) -> String {
+    globs.iter().map(|g| code(g)).collect::<Vec<_>>().join(", ")
 }
 
 /// The always-loaded index: the environment, every always-loaded mount with its intent and
@@ -158,7 +168,7 @@ fn index_text(ix: &Index, spec: &AgentsSpec, budget: u64) -> String {
          at the versions the project pins. Read these files with your usual tools; `{m}/INDEX.md` lists \
          every file. To change them, edit memorix.toml and run `memorix build`.\n\n",
         env = ix.environment.short(),
-        m = ix.memory
+        m = one_line(&ix.memory)
     );
     let (scoped, always): (Vec<&IndexMount>, Vec<&IndexMount>) =
         ix.mounts.iter().partition(|m| spec.applies_to.contains_key(&m.path));
@@ -166,17 +176,16 @@ fn index_text(ix: &Index, spec: &AgentsSpec, budget: u64) -> String {
     if !scoped.is_empty() {
         scoped_text += "\nPath-scoped, for work on matching project files:\n";
         for m in &scoped {
-            let globs =
-                spec.applies_to[&m.path].iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(", ");
-            scoped_text += &format!("{} for {globs}\n", heading(ix, m).trim_end());
+            scoped_text +=
+                &format!("{} for {}\n", heading(ix, m).trim_end(), glob_list(&spec.applies_to[&m.path]));
         }
     }
     let entries: Vec<(String, Vec<String>)> = always
         .iter()
-        .map(|m| (heading(ix, m), m.files.iter().map(|(p, t)| file_line(ix, "  ", p, t)).collect()))
+        .map(|m| (heading(ix, m), m.files.iter().map(|p| file_line(ix, "  ", p)).collect()))
         .collect();
     let total_files: usize = entries.iter().map(|(_, f)| f.len()).sum();
-    let more = |n: usize| format!("- {n} more files: `{}/INDEX.md`\n", ix.memory);
+    let more = |n: usize| format!("- {n} more files: {}\n", code(&format!("{}/INDEX.md", ix.memory)));
     let fixed = head.len() + scoped_text.len() + more(total_files).len();
     let body = fit(entries, (budget as usize).saturating_sub(fixed));
     let shown = body.iter().map(|(_, f)| f.len()).sum::<usize>();
@@ -218,15 +227,15 @@ fn fit(entries: Vec<(String, Vec<String>)>, room: usize) -> Vec<(String, Vec<Str
 
 /// A path-scoped mount's pointer file body: what it is for and its files, within `budget`.
 fn scoped_text(ix: &Index, m: &IndexMount, globs: &[String], budget: u64) -> String {
-    let globs = globs.iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(", ");
+    let globs = glob_list(globs);
     let mut s = format!(
         "# Project memory for {globs}\n\n{}\n\nRead-only memory (memorix environment `{}`); read these files before \
          working on files matching {globs}:\n\n",
-        describe(m),
+        inline(&describe(m)),
         ix.environment.short()
     );
-    let lines: Vec<String> = m.files.iter().map(|(p, t)| file_line(ix, "", p, t)).collect();
-    let more = |n: usize| format!("- {n} more files: `{}/INDEX.md`\n", ix.memory);
+    let lines: Vec<String> = m.files.iter().map(|p| file_line(ix, "", p)).collect();
+    let more = |n: usize| format!("- {n} more files: {}\n", code(&format!("{}/INDEX.md", ix.memory)));
     let room = (budget as usize).saturating_sub(s.len() + more(lines.len()).len());
     let kept = fit(vec![(String::new(), lines)], room).pop().map(|(_, f)| f).unwrap_or_default();
     let left = m.files.len() - kept.len();
@@ -242,7 +251,7 @@ mod tests {
     use super::*;
 
     fn index(files: usize) -> Index {
-        let file = |i: usize| (format!("rules/f{i:04}.md"), Some(format!("Rule number {i}")));
+        let file = |i: usize| format!("rules/f{i:04}.md");
         Index {
             environment: Id::of_bytes(b"env"),
             memory: ".memory".into(),
@@ -251,7 +260,7 @@ mod tests {
                     path: "api".into(),
                     intent: Some("API rules".into()),
                     versions: vec![],
-                    files: vec![("api/errors.md".into(), Some("Errors".into()))],
+                    files: vec!["api/errors.md".into()],
                 },
                 IndexMount {
                     path: "rules".into(),

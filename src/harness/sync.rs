@@ -133,27 +133,29 @@ pub fn plan(project: &Confined, wanted: &[Output]) -> Result<Plan> {
     for o in wanted {
         let abs = root.join(&o.path);
         project.check(&abs)?;
-        let old = crate::confine::read_text(&abs)?;
-        let (target, new, why) = match &o.body {
+        let target = match &o.body {
+            Body::Whole(_) => {
+                project.check_unlinked(&abs)?;
+                abs
+            }
+            // CLAUDE.md is often a link to AGENTS.md: one file, one block.
+            Body::Block(_) => entry_target(project, &o.path)?,
+        };
+        let old = crate::confine::read_text(&target)?;
+        let (new, why) = match &o.body {
             Body::Whole(text) => {
                 if old.as_deref().is_some_and(|t| t != text && !ours(t)) {
                     return Err(Error::Occupied { path: o.path.clone() });
                 }
-                (abs, text.clone(), "differs from what memorix generates")
+                (text.clone(), "differs from what memorix generates")
             }
             Body::Block(block) => {
-                // CLAUDE.md is often a link to AGENTS.md: one file, one block.
-                let target = abs.canonicalize().unwrap_or(abs);
                 if targets.contains(&target) {
                     continue;
                 }
                 targets.push(target.clone());
-                let text = old.clone().unwrap_or_default();
-                (
-                    target,
-                    with_block(&o.path, &text, block)?,
-                    "has a memorix block that differs from what memorix generates",
-                )
+                let text = with_block(&o.path, old.as_deref().unwrap_or_default(), block)?;
+                (text, "has a memorix block that differs from what memorix generates")
             }
         };
         if old.as_deref() != Some(new.as_str()) {
@@ -172,6 +174,10 @@ fn stale(project: &Confined, plan: &mut Plan, targets: &[PathBuf]) -> Result<()>
     for h in HarnessName::ALL {
         let c = h.conventions();
         for dir in c.scoped.iter().map(|s| s.dir) {
+            // memorix never wrote through a link, so a linked folder holds nothing of its.
+            if project.check_unlinked(&root.join(dir)).is_err() {
+                continue;
+            }
             let Ok(entries) = fs::read_dir(root.join(dir)) else { continue };
             for e in entries.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
@@ -190,12 +196,15 @@ fn stale(project: &Confined, plan: &mut Plan, targets: &[PathBuf]) -> Result<()>
         let Some(entry) = c.entry else { continue };
         let abs = root.join(entry);
         project.check(&abs)?;
-        let target = abs.canonicalize().unwrap_or_else(|_| abs.clone());
-        if plan.wanted.iter().any(|w| w == entry) || targets.contains(&target) {
+        if plan.wanted.iter().any(|w| w == entry) {
             continue;
         }
-        let Some(text) = crate::confine::read_text(&abs)? else { continue };
-        if text.contains(BEGIN) || text.contains(END) {
+        let target = entry_target(project, entry)?;
+        if targets.contains(&target) {
+            continue;
+        }
+        let Some(text) = crate::confine::read_text(&target)? else { continue };
+        if text.lines().any(|l| [BEGIN, END].contains(&l.trim())) {
             let kept = without_block(entry, &text)?;
             let change = match kept.trim().is_empty() {
                 true => Change::Remove,
@@ -210,7 +219,32 @@ fn stale(project: &Confined, plan: &mut Plan, targets: &[PathBuf]) -> Result<()>
 fn is_ours(project: &Confined, rel: &str) -> Result<bool> {
     let abs = project.root().join(rel);
     project.check(&abs)?;
+    if project.check_unlinked(&abs).is_err() {
+        return Ok(false);
+    }
     Ok(crate::confine::read_text(&abs).ok().flatten().is_some_and(|t| ours(&t)))
+}
+
+/// The file an entry file's managed block is written to: the entry itself, never through a
+/// link, except a link to another entry file memorix manages (`CLAUDE.md -> AGENTS.md`),
+/// which is then the target.
+fn entry_target(project: &Confined, rel: &str) -> Result<PathBuf> {
+    let abs = project.root().join(rel);
+    let parent = abs.parent().expect("an entry file lies in the project");
+    project.check_unlinked(parent)?;
+    if !fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(abs);
+    }
+    let dest = fs::read_link(&abs).map_err(IoError::io("read the link", &abs))?;
+    let entries = HarnessName::ALL.iter().filter_map(|h| h.conventions().entry);
+    for other in entries.filter(|e| *e != rel) {
+        let candidate = project.root().join(other);
+        if crate::confine::lexical(&parent.join(&dest)) == crate::confine::lexical(&candidate) {
+            project.check_unlinked(&candidate)?;
+            return Ok(candidate);
+        }
+    }
+    Err(crate::confine::Error::Linked { path: abs, target: dest }.into())
 }
 
 /// A file memorix wrote whole carries the generated-by line near its top (after front
@@ -264,10 +298,22 @@ fn remove_empty_parents(root: &Path, file: &Path) {
 }
 
 /// Where the markers are: `(begin, end)` byte offsets, or none; damaged markers are an error.
+/// A marker is a line of its own (memorix writes them so): the same text inside a line (a
+/// user's note about memorix, an escaped title) is no marker.
 fn markers(path: &str, text: &str) -> Result<Option<(usize, usize)>> {
     let line_of = |at: usize| text[..at].lines().count() + 1;
-    let begins: Vec<usize> = text.match_indices(BEGIN).map(|(i, _)| i).collect();
-    let ends: Vec<usize> = text.match_indices(END).map(|(i, _)| i).collect();
+    let at = |marker: &str| -> Vec<usize> {
+        let mut start = 0;
+        let mut found = Vec::new();
+        for line in text.split_inclusive('\n') {
+            if line.trim() == marker {
+                found.push(start + (line.len() - line.trim_start().len()));
+            }
+            start += line.len();
+        }
+        found
+    };
+    let (begins, ends) = (at(BEGIN), at(END));
     let damaged = |why: String| Err(Error::DamagedBlock { path: path.to_string(), why });
     match (begins.as_slice(), ends.as_slice()) {
         ([], []) => Ok(None),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{EntryKind, Id};
+use crate::model::{EntryKind, Id, git};
 use miette::Diagnostic;
 
 pub const FILE: &str = "memorix.lock";
@@ -129,6 +129,15 @@ pub enum Error {
         help("upgrade memorix, or delete the lock and run `memorix lock`")
     )]
     Version { path: PathBuf, found: u32 },
+
+    #[error("{}: git source `{source_key}` {problem}", path.display())]
+    #[diagnostic(
+        code(memorix::lock::bad_git_source),
+        help(
+            "memorix.lock records a git source's repository URL and its commit as 40 hex digits, and memorix never hands git anything else; delete the source's entry (or the lock) and run `memorix lock`"
+        )
+    )]
+    BadGitSource { path: PathBuf, source_key: String, problem: String },
 }
 
 impl Lockfile {
@@ -139,6 +148,11 @@ impl Lockfile {
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Lockfile, Error> {
+        if let Some(at) = crate::confine::toml_too_deep(text) {
+            let line = text[..at].matches('\n').count() + 1;
+            let message = format!("nests deeper than {} levels", crate::confine::MAX_NESTING);
+            return Err(Error::Corrupt { path: path.to_path_buf(), line, message });
+        }
         let lock: Lockfile = toml::from_str(text).map_err(|e| {
             let line =
                 e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1).unwrap_or(1);
@@ -147,7 +161,34 @@ impl Lockfile {
         if lock.version != VERSION {
             return Err(Error::Version { path: path.to_path_buf(), found: lock.version });
         }
+        lock.check_git_sources(path)?;
         Ok(lock)
+    }
+
+    /// A git source's URL and commit reach the `git` command line: the URL must be one git
+    /// reads as a repository, the commit a full commit id (a hostile lock may hold anything).
+    fn check_git_sources(&self, path: &Path) -> Result<(), Error> {
+        let bad = |key: &str, problem: String| Error::BadGitSource {
+            path: path.to_path_buf(),
+            source_key: key.to_string(),
+            problem,
+        };
+        for (key, s) in &self.sources {
+            if let Some(why) = s.git.as_deref().and_then(git::url_problem) {
+                return Err(bad(
+                    key,
+                    format!("has URL {:?}, which {why}", s.git.as_deref().unwrap_or_default()),
+                ));
+            }
+            match &s.commit {
+                Some(c) if !git::is_full_commit(c) => {
+                    return Err(bad(key, format!("has commit {c:?}, not 40 lowercase hex digits")));
+                }
+                None if s.git.is_some() => return Err(bad(key, "has no commit".into())),
+                _ => {}
+            }
+        }
+        Ok(())
     }
 }
 

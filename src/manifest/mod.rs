@@ -12,9 +12,10 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
 
 use crate::confine::{self, Confined};
+use crate::diagnostics::Quoted;
 use crate::diagnostics::{FromIo, IoError};
 use crate::model::version::MatchPolicy;
-use crate::model::{GitRef, HarnessName, Locator, NameProblem, RemoteUrl, Selector, StorePath};
+use crate::model::{GitRef, HarnessName, Locator, NameProblem, RemoteUrl, Selector, StorePath, git};
 pub use raw::Delivery;
 use raw::RawManifest;
 
@@ -219,7 +220,7 @@ pub enum Error {
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub struct ManifestError {
-    src: NamedSource<String>,
+    src: NamedSource<Quoted>,
     span: Option<(usize, usize)>,
     label: String,
     message: String,
@@ -338,8 +339,11 @@ impl Ctx<'_> {
             None => format!("{}: {message}", self.name),
         };
         Error::Invalid(Box::new(ManifestError {
-            src: NamedSource::new(self.name, self.text.to_string()),
-            span: span.map(|s| (s.start, s.end - s.start)),
+            src: NamedSource::new(self.name, Quoted::new(self.text)),
+            span: span.map(|s| {
+                let cut = Quoted::cut(s);
+                (cut.offset(), cut.len())
+            }),
             label: label.to_string(),
             message,
             code,
@@ -351,6 +355,10 @@ impl Ctx<'_> {
 /// Parses manifest text; `name` labels errors, `dir` is the project directory.
 pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     let ctx = Ctx { name, text };
+    if let Some(at) = crate::confine::toml_too_deep(text) {
+        let message = format!("invalid TOML: nests deeper than {} levels", crate::confine::MAX_NESTING);
+        return Err(ctx.err(Some(at..at + 1), "memorix::manifest::syntax", message, "here", None));
+    }
     let doc = toml_edit::Document::parse(text.to_string()).map_err(|e| {
         ctx.err(
             e.span(),
@@ -559,12 +567,22 @@ impl Parser<'_> {
         };
         let (mut dest, version) = self.source_place(dest_text)?;
         dest.selector = None;
-        if g.git.is_empty() || g.git.starts_with('-') {
+        if let Some(why) = git::url_problem(&g.git) {
             return Err(bad(
                 "git",
-                format!("{:?} is not a repository URL", g.git),
+                format!("{:?} is not a repository URL: it {why}", g.git),
                 "e.g. git = \"https://github.com/acme/agent-rules\"",
             ));
+        }
+        for (field, name) in [("branch", &g.branch), ("tag", &g.tag)] {
+            if let Some(why) = name.as_deref().and_then(git::ref_problem) {
+                let message = format!("{field} {:?} {why}", name.as_deref().unwrap_or_default());
+                return Err(bad(
+                    field,
+                    message,
+                    "name a branch or tag as `git branch` or `git tag` lists it",
+                ));
+            }
         }
         let reference = match (&g.branch, &g.tag, &g.rev) {
             (None, None, None) => GitRef::DefaultBranch,
@@ -812,6 +830,12 @@ impl Parser<'_> {
             |span, message: String| self.ctx.err(span, "memorix::manifest::bad_glob", message, "here", None);
         let mut b = GlobSetBuilder::new();
         for (i, g) in list.iter().enumerate() {
+            // A glob reaches generated front matter (`applies-to`): a line break there would
+            // add keys of its own (`alwaysApply: true`).
+            if g.chars().any(char::is_control) {
+                let message = format!("glob {g:?} holds a control character (a line break, a tab, ESC)");
+                return Err(err(self.spans.element(&at, i), message));
+            }
             let glob = compile_glob(g)
                 .map_err(|e| err(self.spans.element(&at, i), format!("invalid glob {g:?}: {e}")))?;
             b.add(glob);

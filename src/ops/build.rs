@@ -20,7 +20,8 @@ use crate::resolve::{CheckReport, Refresh, Resolution};
 use crate::store::generation::now_rfc3339;
 use crate::store::quest::{self, QuestKind, ResolveRecord};
 use crate::store::{Store, Writer, fsutil};
-use crate::view::artifacts::HookFailure;
+pub use crate::view::artifacts::HookFailure;
+use crate::view::artifacts::Hooks;
 use crate::view::derivation::DerivationPlan;
 use crate::view::environment::EnvironmentPlan;
 
@@ -85,7 +86,7 @@ pub(crate) fn activate_with_reuse(
     progress: &dyn Progress,
 ) -> Result<(deliver::Placed, Synced, ActivationRecord)> {
     let m = &project.manifest;
-    let plan = harness_plan(store, project, delivery, spec)?;
+    let plan = harness_plan(project, delivery, spec)?;
     let (placed, record) =
         deliver::activate(store, &project.state_dir, &m.memory_dir(), delivery, m.delivery, shown, progress)?;
     if deliver::spare_missing(&project.state_dir) {
@@ -97,12 +98,11 @@ pub(crate) fn activate_with_reuse(
 /// What the harness files need to become `spec`'s for `delivery`; `None` when the project has
 /// never had any and `[agents]` asks for none (its AGENTS.md is left alone).
 fn harness_plan(
-    store: &Store,
     project: &Project,
     delivery: &Delivery,
     spec: Option<&AgentsSpec>,
 ) -> Result<Option<harness::sync::Plan>> {
-    match harness_outputs(store, project, delivery, spec)? {
+    match harness_outputs(project, delivery, spec) {
         Some(wanted) => Ok(Some(harness::sync::plan(&project.confined, &wanted)?)),
         None => Ok(None),
     }
@@ -111,18 +111,17 @@ fn harness_plan(
 /// The harness files `spec` generates for `delivery` (none without `[agents]`); `None` when
 /// memorix does not manage this project's harness files at all.
 pub(super) fn harness_outputs(
-    store: &Store,
     project: &Project,
     delivery: &Delivery,
     spec: Option<&AgentsSpec>,
-) -> Result<Option<Vec<harness::Output>>> {
+) -> Option<Vec<harness::Output>> {
     match spec {
         Some(spec) => {
-            let index = harness::index(store, delivery, project.manifest.memory.as_str())?;
-            Ok(Some(harness::outputs(spec, &index, harness::SKILL)))
+            let index = harness::index(delivery, project.manifest.memory.as_str());
+            Some(harness::outputs(spec, &index, harness::SKILL))
         }
-        None if harness::sync::Record::load(&project.state_dir).is_some() => Ok(Some(Vec::new())),
-        None => Ok(None),
+        None if harness::sync::Record::load(&project.state_dir).is_some() => Some(Vec::new()),
+        None => None,
     }
 }
 
@@ -166,7 +165,8 @@ pub struct BuildOutcome {
     pub generation: Option<u64>,
     /// `--locked` with a lock that does not match: why, and nothing was changed.
     pub refused: Option<CheckReport>,
-    /// `[artifacts]` hooks that failed (they run again on the next build).
+    /// `[artifacts]` hooks that failed, or were not run in a project not trusted (they run
+    /// again on the next build).
     pub artifact_failures: Vec<HookFailure>,
     /// `--locked`: what was fetched from the substituters.
     #[serde(skip_serializing_if = "FetchReport::is_empty")]
@@ -248,8 +248,10 @@ pub fn build(
         Ok(resolved) => resolved,
         Err(refused) => return Ok(refused),
     };
-    outcome.derivations =
-        realise_derivations(&writer, m, &resolution.derivations, &mut outcome.artifact_failures)?;
+    let mut hooks =
+        Hooks { trusted: m.artifacts.is_empty() || super::trust::is_trusted(&project), ..Hooks::default() };
+    outcome.derivations = realise_derivations(&writer, m, &resolution.derivations, &mut hooks)?;
+    outcome.artifact_failures = std::mem::take(&mut hooks.failures);
     crate::fault::point("build.derivations");
     let (env_id, environment_new) = realise_environment(&writer, m, &resolution.environment)?;
     writer.record_project(&project.roots(&resolution.lock)?)?;
@@ -262,7 +264,7 @@ pub fn build(
     let mut profile = Profile::load(&project.state_dir)?;
     let record;
     (outcome.activated, outcome.harness, record) =
-        activate(&store, &project, &mut profile, delivery, env_id, progress)?;
+        activate(&store, &project, &mut profile, delivery, (env_id, hooks.ran), progress)?;
     if outcome.artifact_failures.is_empty() {
         write_stamp(&project, &stamp, env_id, record, profile.current)?;
     }
@@ -331,14 +333,14 @@ fn realise_derivations(
     writer: &Writer,
     m: &Manifest,
     plans: &[DerivationPlan],
-    failures: &mut Vec<HookFailure>,
+    hooks: &mut Hooks,
 ) -> Result<Vec<BuiltDerivation>> {
     let dir = quest::project_key(&m.dir);
     let time = now_rfc3339();
     let mut built = Vec::new();
     for (mount, plan) in m.mounts.iter().zip(plans) {
         let (id, new) = writer.put_derivation(&plan.record())?;
-        failures.extend(crate::view::artifacts::ensure(writer, &id, plan, &m.artifacts)?);
+        crate::view::artifacts::ensure(writer, &id, plan, &m.artifacts, hooks)?;
         let q = writer.record_resolve(ResolveRecord {
             kind: QuestKind::Derivation,
             selection: vec![crate::view::selection(mount, false)],
@@ -381,7 +383,7 @@ fn activate(
     project: &Project,
     profile: &mut Profile,
     mut delivery: Delivery,
-    env_id: Id,
+    (env_id, new_outputs): (Id, bool),
     progress: &dyn Progress,
 ) -> Result<(Option<Activated>, Synced, Option<ActivationRecord>)> {
     let m = &project.manifest;
@@ -401,7 +403,11 @@ fn activate(
     let intact = recorded.as_ref().is_some_and(|r| r.holds(store, &memory, look));
     // Files are taken as recorded only where the directories held.
     let look = if intact { look } else { Look::Everything };
-    let same = current.as_ref().is_some_and(|b| b.environment == env_id) && shown == Some(env_id) && intact;
+    // New hook outputs change INDEX.md, which shows them, though not the environment.
+    let same = current.as_ref().is_some_and(|b| b.environment == env_id)
+        && shown == Some(env_id)
+        && intact
+        && !new_outputs;
     let agents = Some(spec.clone().unwrap_or_else(AgentsSpec::none));
     if same {
         // Only the harness files may have moved (edited, or `[agents]` changed).
@@ -412,7 +418,7 @@ fn activate(
         let b = current.expect("the same environment is bound");
         let restored = record.is_some_and(|r| r.spec == spec);
         delivery.generation = b.generation;
-        let plan = harness_plan(store, project, &delivery, spec.as_ref())?;
+        let plan = harness_plan(project, &delivery, spec.as_ref())?;
         let synced = Synced { restored, ..apply_harness(project, plan, spec.as_ref(), env_id)? };
         record_agents(profile, b.generation, agents);
         profile.save(&project.state_dir)?;

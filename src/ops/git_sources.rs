@@ -109,7 +109,9 @@ fn take(
     cache.ensure(&g.url, commit, &g.key())?;
     let tmp = project.state_dir.join("tmp");
     crate::store::fsutil::create_dir(&tmp)?;
-    let dir = tmp.join(format!("git-{}", &commit[..12.min(commit.len())]));
+    // The lock holds only full commit ids; hex digits alone keep the name a plain file name.
+    let short: String = commit.chars().filter(char::is_ascii_hexdigit).take(12).collect();
+    let dir = tmp.join(format!("git-{short}"));
     let _ = crate::store::checkout::remove_readonly_tree(&dir);
     let path = g.path.as_ref().map(|p| p.to_string());
     let exported = cache.export(&g.url, commit, path.as_deref(), &dir);

@@ -28,6 +28,7 @@ pub mod rm;
 pub mod show;
 pub mod skill;
 pub mod status;
+pub mod trust;
 pub mod verify;
 pub mod versions;
 

@@ -1,18 +1,24 @@
 //! `memorix skill [--install]`: the agent skill document that teaches an agent the CLI.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
-use super::error::{Error, Result};
-use crate::diagnostics::FromIo;
+use super::error::Result;
+use crate::confine::Confined;
 use crate::store::fsutil;
 
 pub use crate::harness::SKILL;
 
-/// Writes `DIR/memorix/SKILL.md`; returns its path.
-pub fn install(dir: &Path) -> Result<PathBuf> {
-    let target = dir.join("memorix");
-    fsutil::create_dir(&target)?;
+/// Writes `DIR/memorix/SKILL.md`; returns its path as `dir` names it. A relative `DIR` (the default,
+/// `.claude/skills`) is a place in the project in `cwd`, so like every harness file the skill
+/// is never written through a link there (a cloned project may link `.claude/skills` out);
+/// an absolute one, or one that climbs with `..`, is where the user asked for it.
+pub fn install(cwd: &Path, dir: &Path) -> Result<PathBuf> {
+    let target = cwd.join(dir).join("memorix");
     let file = target.join("SKILL.md");
-    std::fs::write(&file, SKILL).map_err(Error::io("write", &file))?;
-    Ok(file)
+    if dir.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)) {
+        Confined::new(cwd)?.check_unlinked(&file)?;
+    }
+    fsutil::create_dir(&target)?;
+    fsutil::write_atomic(&target, &file, SKILL.as_bytes())?;
+    Ok(dir.join("memorix").join("SKILL.md"))
 }

@@ -141,14 +141,13 @@ fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Resul
         lock_not_active: locked.is_some_and(|l| l != current.environment),
         deleted: !memory.exists(),
         drift,
-        harness: harness_drift(store, project, delivery)?,
+        harness: harness_drift(project, delivery)?,
     })
 }
 
 /// The agent harness files `memorix build` would write or remove, and why; a user's file in
 /// the way or damaged block markers are reported the same way.
 fn harness_drift<'d>(
-    store: &Store,
     project: &Project,
     delivery: impl FnOnce() -> Result<&'d Delivery>,
 ) -> Result<Vec<(String, String)>> {
@@ -156,7 +155,7 @@ fn harness_drift<'d>(
     if spec.is_none() && crate::harness::sync::Record::load(&project.state_dir).is_none() {
         return Ok(Vec::new());
     }
-    let Some(wanted) = super::build::harness_outputs(store, project, delivery()?, spec.as_ref())? else {
+    let Some(wanted) = super::build::harness_outputs(project, delivery()?, spec.as_ref()) else {
         return Ok(Vec::new());
     };
     Ok(match crate::harness::sync::plan(&project.confined, &wanted) {

@@ -4,20 +4,48 @@
 use std::path::Path;
 
 use super::error::Result;
+use super::project::Project;
 use crate::deliver::{self, Delivery};
 use crate::progress::Progress;
 use crate::store::Store;
 use crate::store::verify::{Problem, VerifyReport};
 
+/// `verify`: the Store's own check. It reads without waiting for writers, so a build or `gc`
+/// at work can show it an object or checkout in passing; whatever it finds wrong is checked
+/// again with every writer held off, and only what is still wrong there is reported.
 pub fn verify(store_root: &Path, progress: &dyn Progress) -> Result<VerifyReport> {
-    Ok(Store::open(store_root)?.verify(progress)?)
+    let store = Store::open(store_root)?;
+    let report = store.verify(progress)?;
+    if report.ok {
+        return Ok(report);
+    }
+    let _writers = store.hold_writers(progress)?;
+    Ok(store.verify(progress)?)
 }
 
 /// `verify --project`: the Store, and that the project's memory directory holds exactly the
-/// current profile environment's files (each rehashed) and its INDEX.md.
+/// current profile environment's files (each rehashed) and its INDEX.md; like [`verify`],
+/// what it finds wrong is checked again with the project's and the Store's writers held off.
 pub fn verify_project(start: &Path, store_root: &Path, progress: &dyn Progress) -> Result<VerifyReport> {
-    let mut report = verify(store_root, progress)?;
     let project = super::project::Project::open(start)?;
+    let store = Store::open(store_root)?;
+    let report = check_project(&project, &store, progress)?;
+    if report.ok {
+        return Ok(report);
+    }
+    // The project's lock first, as every writer takes them.
+    let _project = project.lock(progress)?;
+    let _writers = store.hold_writers(progress)?;
+    let report = check_project(&project, &store, progress)?;
+    if !report.ok {
+        // So that `memorix build` repairs what this found.
+        super::build::forget_stamp(&project);
+    }
+    Ok(report)
+}
+
+fn check_project(project: &Project, store: &Store, progress: &dyn Progress) -> Result<VerifyReport> {
+    let mut report = store.verify(progress)?;
     let m = &project.manifest;
     let memory = m.memory_dir();
     let label = m.memory.to_string();
@@ -27,10 +55,9 @@ pub fn verify_project(start: &Path, store_root: &Path, progress: &dyn Progress) 
         None => problems
             .push(Problem { object: label, message: "no environment is active; run `memorix build`".into() }),
         Some(b) => {
-            let store = Store::open(store_root)?;
-            let delivery = Delivery::from_store(&store, b.environment, Some(m), b.generation)?;
+            let delivery = Delivery::from_store(store, b.environment, Some(m), b.generation)?;
             let record = deliver::ActivationRecord::load(&project.state_dir);
-            let drift = deliver::inspect(&store, &memory, &delivery, m.delivery, record.as_ref())?;
+            let drift = deliver::inspect(store, &memory, &delivery, m.delivery, record.as_ref())?;
             report.checked.memory_files += drift.files;
             problems.extend(
                 drift
@@ -39,10 +66,6 @@ pub fn verify_project(start: &Path, store_root: &Path, progress: &dyn Progress) 
                     .map(|(rel, message)| Problem { object: format!("{label}/{rel}"), message }),
             );
         }
-    }
-    if !problems.is_empty() {
-        // So that `memorix build` repairs what this found.
-        super::build::forget_stamp(&project);
     }
     report.problems.extend(problems);
     report.ok = report.problems.is_empty();

@@ -4,6 +4,8 @@ use std::io;
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 
+use crate::diagnostics::Quoted;
+
 /// Pin errors carry their file's text for the report: boxed, so a `Result` stays small.
 pub type Result<T, E = Box<PinError>> = std::result::Result<T, E>;
 
@@ -53,7 +55,7 @@ pub enum PinError {
         message: String,
         help: String,
         #[source_code]
-        src: Option<NamedSource<String>>,
+        src: Option<NamedSource<Quoted>>,
         #[label("here")]
         span: Option<SourceSpan>,
     },
@@ -65,7 +67,7 @@ pub enum PinError {
         what: String,
         help: String,
         #[source_code]
-        src: Option<NamedSource<String>>,
+        src: Option<NamedSource<Quoted>>,
         #[label("this format version")]
         span: Option<SourceSpan>,
     },
@@ -82,7 +84,25 @@ pub enum PinError {
         include: String,
         including: String,
         #[source_code]
-        src: Option<NamedSource<String>>,
+        src: Option<NamedSource<Quoted>>,
+        #[label("included here")]
+        span: Option<SourceSpan>,
+    },
+
+    #[error("{at}: included file {include} {why}")]
+    #[diagnostic(
+        code(memorix::pins::include_outside),
+        help(
+            "memorix reads only files inside the project: include a file of the project, by a path relative to {including} without `..` out of the project, and not through a link that leads out"
+        )
+    )]
+    IncludeOutside {
+        at: String,
+        include: String,
+        why: String,
+        including: String,
+        #[source_code]
+        src: Option<NamedSource<Quoted>>,
         #[label("included here")]
         span: Option<SourceSpan>,
     },
@@ -96,7 +116,7 @@ pub enum PinError {
         at: String,
         chain: String,
         #[source_code]
-        src: Option<NamedSource<String>>,
+        src: Option<NamedSource<Quoted>>,
         #[label("closes the cycle")]
         span: Option<SourceSpan>,
     },
@@ -115,7 +135,7 @@ pub enum PinError {
         /// `only `>=0.23``, or what else the line gives instead of a version.
         what: String,
         #[source_code]
-        src: Option<NamedSource<String>>,
+        src: Option<NamedSource<Quoted>>,
         #[label("not a pin")]
         span: Option<SourceSpan>,
     },
@@ -143,7 +163,7 @@ pub enum PinError {
         /// Where the member is, e.g. `editable+packages/app`.
         what: String,
         #[source_code]
-        src: Option<NamedSource<String>>,
+        src: Option<NamedSource<Quoted>>,
         #[label("no version")]
         span: Option<SourceSpan>,
     },
@@ -227,7 +247,7 @@ pub enum PinError {
         variable: String,
         help: String,
         #[source_code]
-        src: Option<NamedSource<String>>,
+        src: Option<NamedSource<Quoted>>,
         #[label("this marker")]
         span: Option<SourceSpan>,
     },
@@ -244,7 +264,7 @@ pub enum PinError {
         marker: String,
         message: String,
         #[source_code]
-        src: Option<NamedSource<String>>,
+        src: Option<NamedSource<Quoted>>,
         #[label("here")]
         span: Option<SourceSpan>,
     },
@@ -263,7 +283,7 @@ pub struct PinSite {
     /// `name version`, with its source and markers.
     pub what: String,
     #[source_code]
-    pub src: Option<NamedSource<String>>,
+    pub src: Option<NamedSource<Quoted>>,
     #[label("pinned here")]
     pub span: Option<SourceSpan>,
 }
@@ -282,10 +302,11 @@ impl Loc<'_> {
     }
 
     /// The source and span for miette: the whole line.
-    pub fn source(&self) -> (Option<NamedSource<String>>, Option<SourceSpan>) {
+    pub fn source(&self) -> (Option<NamedSource<Quoted>>, Option<SourceSpan>) {
         let Some(text) = self.text else { return (None, None) };
-        let src = Some(NamedSource::new(self.name, text.to_string()));
-        (src, line_span(text, self.line))
+        let Some(line) = line_span(text, self.line) else { return (None, None) };
+        let span = Quoted::cut(line.offset()..line.offset() + line.len());
+        (Some(NamedSource::new(self.name, Quoted::new(text))), Some(span))
     }
 }
 
@@ -320,13 +341,17 @@ pub(crate) fn syntax(
 ) -> PinError {
     let line = span.as_ref().map_or(0, |s| line_of(text, s.start));
     let at = Loc { name, text: Some(text), line }.at();
-    PinError::Syntax {
-        at,
-        what,
-        message: message.trim_end().to_string(),
-        help: help.to_string(),
-        src: Some(NamedSource::new(name, text.to_string())),
-        span: span.map(|s| (s.start, s.end.saturating_sub(s.start)).into()),
+    let src = Some(NamedSource::new(name, Quoted::new(text)));
+    let span = span.map(Quoted::cut);
+    PinError::Syntax { at, what, message: cap_message(message), help: help.to_string(), src, span }
+}
+
+/// A parser's message cut to 300 characters (some quote the input).
+fn cap_message(message: &str) -> String {
+    let line = message.trim_end();
+    match line.char_indices().nth(300) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
     }
 }
 
@@ -338,6 +363,10 @@ pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(
     what: &'static str,
     help: &str,
 ) -> Result<T> {
+    if let Some(at) = crate::confine::toml_too_deep(text) {
+        let message = format!("nests deeper than {} levels", crate::confine::MAX_NESTING);
+        return Err(syntax(name, text, Some(at..at + 1), what, &message, help).into());
+    }
     toml::from_str(text).map_err(|e| syntax(name, text, e.span(), what, e.message(), help).into())
 }
 

@@ -738,7 +738,9 @@ impl Site<'_> {
     }
 
     /// The pin's line for miette. Errors are rare, so the file is read again only to show it.
-    pub(crate) fn source(&self) -> (Option<miette::NamedSource<String>>, Option<miette::SourceSpan>) {
+    pub(crate) fn source(
+        &self,
+    ) -> (Option<miette::NamedSource<crate::diagnostics::Quoted>>, Option<miette::SourceSpan>) {
         let text = text::read(&self.pin.file, &self.name).ok();
         Loc { name: &self.name, text: text.as_deref(), line: self.pin.line }.source()
     }

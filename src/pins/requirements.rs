@@ -13,16 +13,30 @@ use pep508_rs::{ExtraName, PackageName, VersionOrUrl};
 use super::error::Result;
 use super::error::{Loc, PinError};
 use super::{Pin, PinFile, PinnedArtifact, text};
+use crate::confine::Confined;
 
 /// Parses the requirements file `text` (shown as `name`) and the files it includes.
 pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
-    let mut walk = Walk { chain: Vec::new(), seen: Vec::new(), file };
-    let path = walk.file.path.clone();
+    let path = file.path.clone();
+    let project = project_root(&path, name).and_then(|root| Confined::new(&root).ok());
+    let mut walk = Walk { chain: Vec::new(), seen: Vec::new(), file, project };
     walk.text(&path, name, text)
+}
+
+/// The project a pin file listed as `name` (project-relative) lies in: `path` less the
+/// components of `name`. `None` for a file parsed on its own, named by its full path.
+fn project_root(path: &Path, name: &str) -> Option<PathBuf> {
+    let rel = Path::new(name);
+    if !rel.components().all(|c| matches!(c, Component::Normal(_))) || !path.ends_with(rel) {
+        return None;
+    }
+    path.ancestors().nth(rel.components().count()).map(Path::to_path_buf)
 }
 
 /// Reading a requirements file and, depth first, the files it includes.
 struct Walk<'f> {
+    /// The project includes are confined to (a hostile `-r` may name any file).
+    project: Option<Confined>,
     /// The include chain being read: (canonical path, display name).
     chain: Vec<(PathBuf, String)>,
     /// Every file read so far; a file included twice (not in a cycle) is read once.
@@ -55,6 +69,13 @@ impl Walk<'_> {
         let path = from.parent().unwrap_or(Path::new("")).join(target);
         let name = display_join(from_name, target);
         let loc = Loc { name: from_name, text: Some(text), line };
+        if let Some(why) = self.outside(target, &name, &path) {
+            let (src, span) = loc.source();
+            let including = from_name.to_string();
+            return Err(
+                PinError::IncludeOutside { at: loc.at(), include: name, why, including, src, span }.into()
+            );
+        }
         if !path.is_file() {
             let (src, span) = loc.source();
             return Err(PinError::MissingInclude {
@@ -79,6 +100,23 @@ impl Walk<'_> {
         self.file.includes.push(name.clone());
         let included = text::read(&path, &name)?;
         self.text(&path, &name, &included)
+    }
+
+    /// Why an include leaves the project, if it does: an absolute path, `..` out of it (by
+    /// `name`, the include folded against the project-relative name of its includer), or a
+    /// link whose target lies outside.
+    fn outside(&self, target: &str, name: &str, path: &Path) -> Option<String> {
+        if Path::new(target).has_root() {
+            return Some("is an absolute path".into());
+        }
+        let project = self.project.as_ref()?;
+        if Path::new(name).components().next() == Some(Component::ParentDir) {
+            return Some("climbs out of the project with `..`".into());
+        }
+        let real = path.canonicalize().ok()?;
+        (!real.starts_with(project.real())).then(|| {
+            format!("is, or passes through, a link leading out of the project (to {})", real.display())
+        })
     }
 
     /// A URL or VCS line that names its package with `#egg=NAME` (`==VERSION` may follow):

@@ -28,17 +28,22 @@ pub struct RemoteEntry {
     pub url: String,
 }
 
+/// memorix's user configuration: `$XDG_CONFIG_HOME/memorix`, else `~/.config/memorix`.
+pub fn config_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| ".".into());
+            home.join(".config")
+        });
+    base.join("memorix")
+}
+
 impl Remotes {
     /// The file's location: `$XDG_CONFIG_HOME/memorix/remotes.toml`, else under `~/.config`.
     pub fn location() -> PathBuf {
-        let base = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| ".".into());
-                home.join(".config")
-            });
-        base.join("memorix/remotes.toml")
+        config_dir().join("remotes.toml")
     }
 
     /// Reads the file (none is no remotes); every URL in it must parse.

@@ -73,6 +73,15 @@ pub enum Error {
     )]
     Corrupt { remote: String, object: String, reason: String },
 
+    #[error("cannot push blob {blob}: it is {} MiB, and remotes carry blobs of at most {} MiB", size >> 20, max >> 20)]
+    #[diagnostic(
+        code(memorix::remote::too_large),
+        help(
+            "a pull cannot tell a real blob that large from a hostile one until it has all arrived, so none is shared; keep files that large out of the Store (`memorix rm`, or .memorixignore)"
+        )
+    )]
+    BlobTooLarge { blob: crate::model::Id, size: u64, max: u64 },
+
     #[error("cannot push: {object}, which {needed_by}, is not in the store")]
     #[diagnostic(
         code(memorix::remote::incomplete),

@@ -39,6 +39,12 @@ const CONCURRENCY: usize = 16;
 /// downloads, so a hostile remote cannot make memorix hold it in memory.
 pub const MAX_RECORD: u64 = 64 << 20;
 
+/// The largest blob a remote carries. A blob's size is known only once it has arrived and
+/// hashed, so a remote could serve gigabytes under an 11-byte blob's key: this bounds what a
+/// pull streams to disk before the hash tells, by the size the remote announces. `push`
+/// refuses a larger blob, so whatever is pushed can be pulled.
+pub const MAX_BLOB: u64 = 512 << 20;
+
 /// Blobs larger than this are uploaded in parts, read from the file as they go.
 const PART: usize = 8 << 20;
 
@@ -176,6 +182,7 @@ impl Remote {
 
     /// A record and the version it has on the remote (for a conditional update).
     fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, UpdateVersion)>> {
+        self.plain_file(key)?;
         let (store, path) = (self.store.clone(), self.path(key));
         self.runtime.block_on(async move {
             let found = match store.get(&path).await {
@@ -185,20 +192,43 @@ impl Remote {
             };
             let version =
                 UpdateVersion { e_tag: found.meta.e_tag.clone(), version: found.meta.version.clone() };
+            if found.meta.size > MAX_RECORD {
+                return Err(self.too_large(key, MAX_RECORD));
+            }
+            let announced = found.meta.size;
             let mut bytes = Vec::new();
             let mut chunks = found.into_stream();
             while let Some(chunk) = chunks.next().await {
                 bytes.extend_from_slice(&chunk.map_err(|e| self.failed("download", key, e))?);
-                if bytes.len() as u64 > MAX_RECORD {
-                    return Err(self.too_large(key));
+                if bytes.len() as u64 > announced {
+                    return Err(self.longer_than_announced(key, announced));
                 }
             }
             Ok(Some((bytes, version)))
         })
     }
 
-    fn too_large(&self, key: &str) -> Error {
-        let reason = format!("it is larger than {} MiB, which no such object is", MAX_RECORD >> 20);
+    /// On a `file://` remote, refuses an object that is not a regular file before it is
+    /// opened: opening a FIFO blocks for ever, and a device never ends.
+    fn plain_file(&self, key: &str) -> Result<()> {
+        let RemoteUrl::File { path } = &self.url else { return Ok(()) };
+        let file = path.join(key);
+        let what = match std::fs::metadata(&file) {
+            Ok(m) if m.is_file() => return Ok(()),
+            Err(_) => return Ok(()),
+            Ok(m) => special_kind(&m.file_type()),
+        };
+        let reason = format!("{} is a {what}, not a regular file", file.display());
+        Err(Error::Corrupt { remote: self.url.to_string(), object: key.to_string(), reason })
+    }
+
+    fn longer_than_announced(&self, key: &str, announced: u64) -> Error {
+        let reason = format!("it kept coming past the {announced} bytes the remote announced");
+        Error::Corrupt { remote: self.url.to_string(), object: key.to_string(), reason }
+    }
+
+    fn too_large(&self, key: &str, max: u64) -> Error {
+        let reason = format!("it is larger than {} MiB, which no such object is", max >> 20);
         Error::Corrupt { remote: self.url.to_string(), object: key.to_string(), reason }
     }
 
@@ -285,13 +315,13 @@ impl Remote {
         Err(Error::Failed { remote: self.url.to_string(), action: "lock", key: lease, message })
     }
 
-    /// Downloads `keys`, CONCURRENCY at once, each streamed to a temp file in `tmp` (a record
-    /// refused past its cap, `Some(max)`), handing each to `arrived` as it comes (in arrival
-    /// order, on this thread). Returns the indices of the keys the remote lacks. Stops at the
-    /// first failure, of the remote or of `arrived`.
+    /// Downloads `keys`, CONCURRENCY at once, each streamed to a temp file in `tmp` (refused
+    /// past its cap), handing each to `arrived` as it comes (in arrival order, on this
+    /// thread). Returns the indices of the keys the remote lacks. Stops at the first failure,
+    /// of the remote or of `arrived`.
     pub fn get_many(
         &self,
-        keys: &[(String, Option<u64>)],
+        keys: &[(String, u64)],
         tmp: &Path,
         bar: &dyn Task,
         mut arrived: impl FnMut(usize, Download) -> Result<()>,
@@ -313,14 +343,20 @@ impl Remote {
         })
     }
 
-    /// Streams one object into a new temp file in `tmp`, hashing as it goes.
-    async fn download(&self, key: &str, max: Option<u64>, tmp: &Path) -> Result<Option<Download>> {
+    /// Streams one object into a new temp file in `tmp`, hashing as it goes, and stops at the
+    /// size the remote announced for it (refused when past `max`).
+    async fn download(&self, key: &str, max: u64, tmp: &Path) -> Result<Option<Download>> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
+        self.plain_file(key)?;
         let found = match self.store.get(&self.path(key)).await {
             Ok(found) => found,
             Err(object_store::Error::NotFound { .. }) => return Ok(None),
             Err(e) => return Err(self.failed("download", key, e)),
         };
+        let announced = found.meta.size;
+        if announced > max {
+            return Err(self.too_large(key, max));
+        }
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let path = tmp.join(format!(".download.{}.{n}", std::process::id()));
         let mut file = std::fs::File::create(&path).map_err(Error::io("create", &path))?;
@@ -330,8 +366,8 @@ impl Remote {
         while let Some(chunk) = chunks.next().await {
             let chunk = chunk.map_err(|e| self.failed("download", key, e))?;
             download.len += chunk.len() as u64;
-            if max.is_some_and(|m| download.len > m) {
-                return Err(self.too_large(key));
+            if download.len > announced {
+                return Err(self.longer_than_announced(key, announced));
             }
             hasher.update(&chunk);
             file.write_all(&chunk).map_err(Error::io("write", &download.path))?;
@@ -416,6 +452,17 @@ impl Drop for Lease<'_> {
 }
 
 /// Seconds since the epoch.
+fn special_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    match () {
+        _ if t.is_fifo() => "FIFO",
+        _ if t.is_socket() => "socket",
+        _ if t.is_block_device() || t.is_char_device() => "device",
+        _ if t.is_dir() => "directory",
+        _ => "special file",
+    }
+}
+
 fn chrono_now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::error::{Error, Result};
 use super::objects::{Decoded, Object, lock_roots, quest_key};
-use super::{Download, MAX_RECORD, Remote, Upload};
+use super::{Download, MAX_BLOB, MAX_RECORD, Remote, Upload};
 use crate::diagnostics::FromIo;
 use crate::lock::Lockfile;
 use crate::model::{EntryKind, Id, Kind, RemoteUrl};
@@ -143,6 +143,10 @@ fn read_checked(store: &Store, obj: &Object) -> Result<Upload> {
     let path = obj.local_path(store);
     let corrupt = |reason: String| crate::store::Error::corrupt(obj.what(), &path, reason);
     if let Object::Blob(id) = obj {
+        let size = std::fs::metadata(&path).map_err(Error::io("stat", &path))?.len();
+        if size > MAX_BLOB {
+            return Err(Error::BlobTooLarge { blob: *id, size, max: MAX_BLOB });
+        }
         let actual = crate::store::blob::hash_object(&path).map_err(Error::io("read", &path))?;
         if actual != *id {
             return Err(corrupt(format!("its content hashes to {actual}")).into());
@@ -288,10 +292,10 @@ impl<'p> Substituters<'p> {
             }
             let bar = self.progress.start("fetching", pending.len() as u64);
             let remote = self.opened[i].as_ref().expect("opened above");
-            // Blobs of any size stream to disk; a record past its cap is refused on the way.
-            let keys: Vec<(String, Option<u64>)> = pending
+            // Blobs stream to disk, records too; either is refused past its cap.
+            let keys: Vec<(String, u64)> = pending
                 .iter()
-                .map(|o| (o.key(), if matches!(o, Object::Blob(_)) { None } else { Some(MAX_RECORD) }))
+                .map(|o| (o.key(), if matches!(o, Object::Blob(_)) { MAX_BLOB } else { MAX_RECORD }))
                 .collect();
             let fetched = remote.get_many(&keys, tmp, &*bar, |j, download| {
                 let obj = pending[j];

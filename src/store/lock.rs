@@ -111,6 +111,14 @@ impl Store {
         Ok(writer)
     }
 
+    /// Holds off every writer (waiting for one at work) without writing anything, for a
+    /// reader that must see the Store at rest: `verify` checking again what it found wrong.
+    pub fn hold_writers(&self, progress: &dyn Progress) -> Result<File> {
+        let lock = lock_exclusive(self.root(), &filling_marker(self.root()), progress)?;
+        self.rescan_packs()?;
+        Ok(lock)
+    }
+
     /// Whether another process holds the writer lock now (checked without waiting or taking it).
     pub(super) fn writer_at_work(&self) -> bool {
         let Ok(file) = File::open(self.root().join("lock")) else { return false };

@@ -216,6 +216,7 @@ fn store_path(full: &Path, rel: &Path) -> Result<StorePath> {
         let name =
             comp.as_os_str().to_str().ok_or_else(|| Error::NonUtf8Name { path: full.to_path_buf() })?;
         Name::new(name).map_err(|p| bad_name(full, p))?;
+        no_control(full, name)?;
         parts.push(name);
     }
     StorePath::new(&parts.join("/")).map_err(|p| bad_name(full, p))
@@ -225,7 +226,20 @@ fn store_path(full: &Path, rel: &Path) -> Result<StorePath> {
 pub fn file_name(path: &Path) -> Result<Name> {
     let name = path.file_name().ok_or_else(|| Error::NoFileName { path: path.to_path_buf() })?;
     let name = name.to_str().ok_or_else(|| Error::NonUtf8Name { path: path.to_path_buf() })?;
+    no_control(path, name)?;
     Name::new(name).map_err(|p| bad_name(path, p))
+}
+
+/// A name with a control character (a line break, ESC) is refused: file names reach indexes
+/// and terminals, where such a character would start a line or a terminal command of its own.
+fn no_control(path: &Path, name: &str) -> Result<()> {
+    match name.chars().any(char::is_control) {
+        true => Err(Error::BadName {
+            path: path.to_path_buf(),
+            problem: "it holds a control character (a line break, a tab, ESC)",
+        }),
+        false => Ok(()),
+    }
 }
 
 fn bad_name(path: &Path, problem: NameProblem) -> Error {

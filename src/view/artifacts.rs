@@ -151,21 +151,38 @@ pub fn hook_output(store: &Store, id: &Id, hook: &ArtifactDecl) -> Option<String
     String::from_utf8(store.artifact(id, &hook_name(hook))?).ok()
 }
 
-/// One hook that failed (its output is not cached, so the next build tries again).
+/// One hook that failed, or was not run (its output is not cached, so the next build tries
+/// again).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct HookFailure {
     pub name: String,
     pub derivation: Id,
     pub message: String,
+    /// Not run: the user has not trusted the project's hooks on this machine.
+    pub untrusted: bool,
+}
+
+/// How a build's `[artifacts]` hooks fared.
+#[derive(Debug, Default)]
+pub struct Hooks {
+    /// Whether the user trusted the project's hooks on this machine: only then do they run.
+    pub trusted: bool,
+    pub failures: Vec<HookFailure>,
+    /// Whether a hook ran and its output is new (INDEX.md shows it).
+    pub ran: bool,
 }
 
 /// Computes what the derivation lacks: `SUMMARY.md` and the titles, then each hook's output.
+/// A hook runs only when trusted; an output already in the Store (keyed by derivation and
+/// command: made before, or by another project with the same selection and hook) needs no
+/// run, so no trust.
 pub fn ensure(
     writer: &Writer,
     id: &Id,
     plan: &DerivationPlan,
-    hooks: &[ArtifactDecl],
-) -> Result<Vec<HookFailure>> {
+    decls: &[ArtifactDecl],
+    hooks: &mut Hooks,
+) -> Result<()> {
     let store = writer.store;
     if !store.has_artifact(id, &name(SUMMARY)) || !store.has_artifact(id, &name(TITLES)) {
         let (text, titles) = summary(store, id, plan)?;
@@ -173,10 +190,19 @@ pub fn ensure(
         writer.put_artifact(id, &name(TITLES), &titles)?;
         writer.put_artifact(id, &name(SUMMARY), text.as_bytes())?;
     }
-    let mut failures = Vec::new();
-    for hook in hooks {
+    for hook in decls {
         let out = hook_name(hook);
         if store.has_artifact(id, &out) {
+            continue;
+        }
+        if !hooks.trusted {
+            let message = "not run: the project's hooks are not trusted on this machine".into();
+            hooks.failures.push(HookFailure {
+                name: hook.name.clone(),
+                derivation: *id,
+                message,
+                untrusted: true,
+            });
             continue;
         }
         let tree = writer.derivation_tree(&plan.record())?;
@@ -190,12 +216,18 @@ pub fn ensure(
         let message = match run {
             Ok(o) if o.status.success() => {
                 writer.put_artifact(id, &out, &o.stdout)?;
+                hooks.ran = true;
                 continue;
             }
             Ok(o) => format!("exited with {}: {}", o.status, String::from_utf8_lossy(&o.stderr).trim()),
             Err(e) => format!("could not run {}: {e}", hook.command[0]),
         };
-        failures.push(HookFailure { name: hook.name.clone(), derivation: *id, message });
+        hooks.failures.push(HookFailure {
+            name: hook.name.clone(),
+            derivation: *id,
+            message,
+            untrusted: false,
+        });
     }
-    Ok(failures)
+    Ok(())
 }

@@ -182,6 +182,43 @@ impl TestEnv {
     }
 }
 
+pub const SECRET: &str = "TOP SECRET sentinel content";
+
+/// A directory beside the project that nothing may read into the Store or write to: after a
+/// hostile command its tree (names, modes, contents, inodes) must be as it was, and none of
+/// its content may reach the Store.
+pub struct Sentinel {
+    pub dir: PathBuf,
+    before: BTreeMap<String, String>,
+}
+
+impl Sentinel {
+    pub fn new(env: &TestEnv) -> Sentinel {
+        let dir = env.root.join("sentinel");
+        write_file(&dir.join("secret.txt"), format!("{SECRET}\n").as_bytes());
+        write_file(&dir.join("sub/id_rsa"), format!("{SECRET} key\n").as_bytes());
+        let before = listing(&dir);
+        Sentinel { dir, before }
+    }
+
+    pub fn untouched(&self, env: &TestEnv, what: &str) {
+        assert_eq!(listing(&self.dir), self.before, "{what}: the sentinel changed");
+        let leaked = walk(&env.store)
+            .into_iter()
+            .filter(|p| p.is_file())
+            .any(|p| fs::read(&p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(SECRET)));
+        assert!(!leaked, "{what}: sentinel content reached the Store");
+    }
+}
+
+/// Asserts no output of `run` shows a panic (a panic is a bug, never an answer).
+pub fn no_panic(run: &Run) {
+    for text in [&run.stdout, &run.stderr] {
+        assert!(!text.contains("panicked") && !text.contains("RUST_BACKTRACE"), "a panic: {text}");
+    }
+    assert!(run.code != 101 && run.code >= 0, "exit {}: {}", run.code, run.stderr);
+}
+
 /// Runs git in `dir` with a fixed author and default branch; its trimmed stdout.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
