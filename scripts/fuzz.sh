@@ -23,7 +23,7 @@ command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz is missing: cargo install
 targets=(locator manifest lock tree generation records
          pins_cargo pins_requirements pins_uv pins_poetry pins_npm
          pins_pnpm pins_yarn pins_pipfile pins_pylock pins_pdm pins_pyproject pins_conda
-         pins_gomod pins_composer pins_gemfile pins_detect)
+         pins_gomod pins_composer pins_gemfile pins_detect names)
 if (($# > 1)); then
     targets=("${@:2}")
 fi

@@ -821,3 +821,21 @@ fn an_unreachable_registry_after_a_pin_bump_is_an_error_never_the_old_docs() {
     let status = env.run(&["status", "--check"]).expect(1).stdout;
     assert!(status.contains("Cargo.lock now pins http 1.5.0 (memorix.lock has 1.0.0"), "{status}");
 }
+
+#[test]
+fn a_package_past_the_size_cap_is_skipped_with_a_notice_and_never_downloaded() {
+    let env = TestEnv::new();
+    let Some(reg) = fixture_project(&env, "cargo-batch") else { return };
+    reg.oversize("http-1.5.0.crate");
+    let out = run(&env, &reg, &["add", "--deps", "--pins", "Cargo.lock", "--json"]);
+    let json = out.json();
+    let skipped = json["skipped"].as_array().unwrap();
+    let http = skipped.iter().find(|d| d["library"] == "http").unwrap_or_else(|| panic!("{json}"));
+    assert_eq!(http["code"], "memorix::fetch::artifact_too_large", "{json}");
+    assert!(http["reason"].as_str().unwrap().contains("1073741824 bytes"), "{json}");
+    let added: Vec<&str> =
+        json["added"].as_array().unwrap().iter().map(|d| d["library"].as_str().unwrap()).collect();
+    assert_eq!(added, ["form_urlencoded", "matchit"]);
+    assert_eq!(out.code, 2, "nosuch-crate still failed: {json}");
+    assert_eq!(json["failed"].as_array().unwrap().len(), 1, "{json}");
+}

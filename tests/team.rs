@@ -176,6 +176,7 @@ fn status_lock_check_and_build_locked_agree_on_every_change() {
     });
     row("Store moved on", &|| notes(&env, "# Notes\n\nv2\n"), &|| {
         env.run(&["update"]).ok();
+        env.run(&["push", &url]).ok();
     });
 
     // A clone whose Store lacks the lock's objects: the substituter has them, or nothing does.

@@ -27,6 +27,7 @@ pub fn locate(client: &Client, index: &str, dl: &str, req: &Request) -> Result<C
     let stream = match client.open(REG, &url, "application/json", MAX_INDEX)? {
         Answer::Ok(s) => s,
         Answer::Status(s) => return Err(req.not_found(REG, &url, format!("HTTP {s}"), String::new())),
+        Answer::TooLarge(n) => return Err(super::error::index_too_large(REG, &url, n)),
     };
     let bad = |why: String| Error::BadAnswer {
         registry: REG.as_str(),
@@ -67,6 +68,7 @@ pub fn dl_template(client: &Client, index: &str) -> Result<String> {
     let body = match client.get_index(REG, &url, "application/json")? {
         Answer::Ok(b) => b.bytes,
         Answer::Status(s) => return Err(bad(format!("HTTP {s}"))),
+        Answer::TooLarge(n) => return Err(bad(format!("an answer of {n} bytes"))),
     };
     let json: serde_json::Value = serde_json::from_slice(&body).map_err(|e| bad(e.to_string()))?;
     json["dl"].as_str().map(str::to_string).ok_or_else(|| bad("config.json has no `dl`".into()))

@@ -97,6 +97,15 @@ pub enum Error {
     )]
     TooLarge { file: String, cap: u64, entries: usize },
 
+    #[error("{file} is {size} bytes, past the {cap}-byte cap on release artifacts")]
+    #[diagnostic(
+        code(memorix::fetch::artifact_too_large),
+        help(
+            "nothing was downloaded. A release this large is binary (a CUDA wheel, say); ingest the library's docs by hand: `memorix ingest docs/LIB/ DIR --version X`"
+        )
+    )]
+    ArtifactTooLarge { file: String, size: u64, cap: u64 },
+
     #[error("{file} holds nothing the docs view keeps")]
     #[diagnostic(
         code(memorix::fetch::nothing_kept),
@@ -196,4 +205,14 @@ impl Error {
             _ => 2,
         }
     }
+}
+
+/// An index document past the cap, which the server said before sending it.
+pub(crate) fn index_too_large(registry: super::Registry, url: &str, size: u64) -> Box<Error> {
+    Box::new(Error::BadAnswer {
+        registry: registry.as_str(),
+        url: capped(url),
+        why: format!("an index document of {size} bytes, past the cap"),
+        env: registry.env(),
+    })
 }

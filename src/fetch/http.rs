@@ -11,7 +11,7 @@ use super::Registry;
 use super::error::{Error, Result, capped};
 
 /// The most an artifact may weigh.
-const MAX_BODY: u64 = 256 << 20;
+pub const MAX_BODY: u64 = 256 << 20;
 /// The most an index document may weigh (a crate's index file, a project page, a packument):
 /// the largest real ones weigh a few MiB.
 pub const MAX_INDEX: u64 = 64 << 20;
@@ -33,6 +33,8 @@ pub struct Body {
 pub enum Answer<B = Body> {
     Ok(B),
     Status(u16),
+    /// The server says the body is this many bytes, past the cap: not downloaded.
+    TooLarge(u64),
 }
 
 pub struct Client {
@@ -126,6 +128,7 @@ impl Client {
         let mut stream = match self.open(registry, url, accept, max)? {
             Answer::Ok(s) => s,
             Answer::Status(s) => return Ok(Answer::Status(s)),
+            Answer::TooLarge(n) => return Ok(Answer::TooLarge(n)),
         };
         // Sized by what the server says it sends (up to the cap): read without regrowing.
         let mut bytes = Vec::with_capacity(stream.resp.content_length().unwrap_or(0).min(max) as usize);
@@ -169,8 +172,8 @@ impl Client {
         if !resp.status().is_success() {
             return Ok(Answer::Status(resp.status().as_u16()));
         }
-        if resp.content_length().is_some_and(|n| n > max) {
-            return Err((format!("the answer is larger than {max} bytes"), false));
+        if let Some(n) = resp.content_length().filter(|n| *n > max) {
+            return Ok(Answer::TooLarge(n));
         }
         let content_type =
             resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();

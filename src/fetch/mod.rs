@@ -250,6 +250,9 @@ fn prepare(
         http::Answer::Status(s) => {
             return Err(req.not_found(req.registry, &cand.url, format!("HTTP {s}"), String::new()));
         }
+        http::Answer::TooLarge(size) => {
+            return Err(Error::ArtifactTooLarge { file: cand.file, size, cap: http::MAX_BODY }.into());
+        }
     };
     let (hash, verified_by) = verify(req, &cand, &bytes)?;
     let unpacked = archive::unpack(&cand.file, &bytes, archive::LIMITS)?;

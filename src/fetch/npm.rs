@@ -39,6 +39,7 @@ pub fn locate(client: &Client, registry: &str, req: &Request) -> Result<Candidat
     let stream = match client.open(REG, &url, accept, MAX_INDEX)? {
         Answer::Ok(s) => s,
         Answer::Status(s) => return Err(req.not_found(REG, &url, format!("HTTP {s}"), String::new())),
+        Answer::TooLarge(n) => return Err(super::error::index_too_large(REG, &url, n)),
     };
     let bad = |why: String| Error::BadAnswer {
         registry: REG.as_str(),

@@ -26,6 +26,7 @@ pub fn locate(client: &Client, index: &str, req: &Request) -> Result<Candidate> 
     let body = match client.get_index(REG, &url, ACCEPT)? {
         Answer::Ok(b) => b,
         Answer::Status(s) => return Err(req.not_found(REG, &url, format!("HTTP {s}"), String::new())),
+        Answer::TooLarge(n) => return Err(super::error::index_too_large(REG, &url, n)),
     };
     let files = if body.content_type.contains("json") {
         parse_json(&body.bytes).map_err(|why| Error::BadAnswer {

@@ -396,7 +396,8 @@ impl Problem {
     /// (exit 0) as a notice; anything else failed.
     fn fetch(f: &FetchFailure) -> Problem {
         use crate::fetch::Error as F;
-        let notice = matches!(*f.error, F::NothingKept { .. } | F::TooLarge { .. });
+        let notice =
+            matches!(*f.error, F::NothingKept { .. } | F::TooLarge { .. } | F::ArtifactTooLarge { .. });
         Problem::of(&*f.error, if notice { 0 } else { f.error.exit_code() })
     }
 }

@@ -56,6 +56,11 @@ impl Registry {
     pub fn tamper(&self, file: &str) {
         *self.tamper.lock().unwrap() = Some(file.to_string());
     }
+
+    /// From now on, announce the artifact named `file` as 1 GiB (and send nothing).
+    pub fn oversize(&self, file: &str) {
+        *self.tamper.lock().unwrap() = Some(format!("oversize:{file}"));
+    }
 }
 
 impl Drop for Registry {
@@ -80,6 +85,16 @@ fn handle(mut conn: TcpStream, root: &Path, port: u16, tamper: Option<&str>) {
     }
     let path = line.split(' ').nth(1).unwrap_or("/").to_string();
     let (status, content_type, mut body) = route(root, port, &path);
+    if let Some(f) = tamper.and_then(|t| t.strip_prefix("oversize:"))
+        && path.ends_with(f)
+    {
+        let head = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            1u64 << 30
+        );
+        let _ = conn.write_all(head.as_bytes());
+        return;
+    }
     if let Some(t) = tamper
         && path.ends_with(t)
         && let Some(last) = body.last_mut()
