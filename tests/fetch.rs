@@ -839,3 +839,42 @@ fn a_package_past_the_size_cap_is_skipped_with_a_notice_and_never_downloaded() {
     assert_eq!(out.code, 2, "nosuch-crate still failed: {json}");
     assert_eq!(json["failed"].as_array().unwrap().len(), 1, "{json}");
 }
+
+#[test]
+fn a_library_name_from_a_pin_file_or_a_manifest_is_never_a_path() {
+    let env = TestEnv::new();
+    let Some(reg) = fixture_project(&env, "npm-alias") else { return };
+    let sentinel = common::Sentinel::new(&env);
+    let hostile = "ms?/../../../../sentinel";
+    let lock = fs::read_to_string(env.project.join("package-lock.json")).unwrap();
+    let lock =
+        lock.replace("\"ms\": \"^2.1.3\"", &format!("\"ms\": \"^2.1.3\", \"{hostile}\": \"^2\"")).replace(
+            "\"node_modules/ms\": {",
+            &format!(
+                "\"node_modules/{hostile}\": {{ \"version\": \"2.1.3\" }},\n    \"node_modules/ms\": {{"
+            ),
+        );
+    env.write("package-lock.json", &lock);
+    env.write("uv.lock", "version = 1\n\n[[package]]\nname = \"../../sentinel\"\nversion = \"1.0.0\"\nsource = { registry = \"https://pypi.org/simple\" }\n");
+    // Named by a mount: refused where the manifest is read.
+    env.write("memorix.toml", &format!("[pins]\nfiles = [\"package-lock.json\"]\n\n[mounts.x]\nselect = [\"docs/x/@pin\"]\nlibrary = \"{hostile}\"\n"));
+    let out = run(&env, &reg, &["build"]).expect(2);
+    common::no_panic(&out);
+    assert!(out.stderr.contains("memorix::manifest::bad_library"), "{}", out.stderr);
+    // From the pin files alone: listed as not a name, never fetched, never a Store path.
+    env.write("memorix.toml", "[project]\nname = \"app\"\n");
+    for pins in ["package-lock.json", "uv.lock"] {
+        let out = run(&env, &reg, &["add", "--deps", "all", "--pins", pins, "--json"]);
+        common::no_panic(&out);
+        let json = out.json();
+        let failed = json["failed"].as_array().unwrap();
+        assert!(
+            failed.iter().any(|f| f["reason"].as_str().unwrap().starts_with("not a package name")),
+            "{json}"
+        );
+    }
+    let mounts_now = mounts(&env);
+    assert!(!mounts_now.contains("sentinel"), "{mounts_now}");
+    assert!(common::walk(&env.store).iter().all(|p| !p.to_string_lossy().contains("sentinel")));
+    sentinel.untouched(&env, "hostile names");
+}

@@ -245,6 +245,18 @@ fn prepare(
         Registry::Pypi => pypi::locate(client, &registries.pypi, req)?,
         Registry::Npm => npm::locate(client, &registries.npm, req)?,
     };
+    // The artifact's name comes from the registry's answer: it names a lock entry and picks
+    // the unpacker, so it is one plain file name or nothing.
+    if crate::model::Name::check(&cand.file).is_err() || cand.file.chars().any(char::is_control) {
+        let why = format!("the artifact name {:?} is not a file name", crate::pins::name::shown(&cand.file));
+        return Err(Error::BadAnswer {
+            registry: req.registry.as_str(),
+            url: cand.url,
+            why,
+            env: req.registry.env(),
+        }
+        .into());
+    }
     let bytes = match client.get(req.registry, &cand.url, "*/*")? {
         http::Answer::Ok(b) => b.bytes,
         http::Answer::Status(s) => {

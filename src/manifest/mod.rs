@@ -729,6 +729,23 @@ impl Parser<'_> {
             .enumerate()
             .map(|(i, text)| self.locator(name, i, text))
             .collect::<Result<_>>()?;
+        if let Some(library) = m.library.as_deref()
+            && !crate::pins::name::valid_in_any(library)
+        {
+            return Err(ctx.err(
+                spans.value(&[key[0], key[1], "library"]),
+                "memorix::manifest::bad_library",
+                format!(
+                    "mount `{name}`: `library` {:?} is not a package name",
+                    crate::pins::name::shown(library)
+                ),
+                "not a name",
+                Some(
+                    "name the library as its pin file does, e.g. library = \"@babel/core\" or \"serde_json\""
+                        .into(),
+                ),
+            ));
+        }
         let filter = Filter {
             include: if m.include.is_empty() { None } else { Some(self.globs(name, "include", &m.include)?) },
             exclude: self.globs(name, "exclude", &m.exclude)?,

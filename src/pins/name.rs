@@ -27,6 +27,13 @@ pub fn problem(eco: Ecosystem, name: &str) -> Option<String> {
     why.map(|w| format!("{w} (`{}`)", shown(name)))
 }
 
+/// Whether `name` is a name in some ecosystem (a manifest's `library` key, before its pin
+/// file says which ecosystem).
+pub fn valid_in_any(name: &str) -> bool {
+    use Ecosystem::*;
+    [Cargo, Python, Npm, Go, Composer, RubyGems].into_iter().any(|eco| valid(eco, name))
+}
+
 /// Whether `name` is a name of `eco`.
 pub fn valid(eco: Ecosystem, name: &str) -> bool {
     problem(eco, name).is_none()
