@@ -52,5 +52,5 @@ fn check_name(eco: Ecosystem, raw: &str) {
         segment.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~%@".contains(&b)),
         "{segment:?} is not one URL path segment"
     );
-    assert!(!segment.contains(".."), "{segment:?}");
+    assert!(segment != ".." && segment != ".", "{segment:?}");
 }

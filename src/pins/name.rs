@@ -89,6 +89,9 @@ fn composer(name: &str) -> Option<&'static str> {
 
 /// One segment of allowed characters that is not `.` or `..`.
 fn plain(name: &str, ok: impl Fn(char) -> bool) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("an empty part");
+    }
     if name == "." || name == ".." {
         return Some("a `.` or `..` name");
     }
@@ -161,6 +164,7 @@ mod tests {
             (Ecosystem::Go, "github.com/../x"),
             (Ecosystem::Go, "/abs"),
             (Ecosystem::Composer, "a/b/c"),
+            (Ecosystem::Composer, "lhng/"),
             (Ecosystem::RubyGems, "a\nb"),
         ];
         for (eco, name) in bad {
