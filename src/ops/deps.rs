@@ -226,7 +226,10 @@ fn collect(
         let fix = format!("pin it exactly (`{}==X.Y.Z`), or compile {name} with pip-compile or uv", pin.name);
         out.skipped.push(NotAdded { dep, reason, fix, code: None, exit: 0 });
     }
-    for pin in file.pins.iter().filter(taken) {
+    // The project's own packages (Cargo's workspace members and path packages) are not
+    // dependencies whose docs anyone fetches.
+    let own = |p: &Pin| eco == Ecosystem::Cargo && p.source.is_none();
+    for pin in file.pins.iter().filter(taken).filter(|p| !own(p)) {
         let key = (eco, pins::normalize(eco, &pin.name));
         libraries.entry(key).or_default().push((name.to_string(), pin.clone()));
     }

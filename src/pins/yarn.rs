@@ -87,7 +87,10 @@ pub(super) fn parse(text: &str, name: &str, file: &mut PinFile) -> Result<()> {
     for (entry, names) in entries.iter().zip(&named) {
         let real = real_package(entry);
         let mut pin = Pin::new(real, entry.version, &file.path, line_of_slice(text, &lines, entry.name));
-        pin.source = protocol(entry.resolved).map(str::to_string);
+        pin.source = match berry {
+            true => protocol(entry.resolved).map(str::to_string),
+            false => classic_source(entry.resolved),
+        };
         if !berry {
             pin.artifacts = classic_artifact(entry).into_iter().collect();
         }
@@ -212,6 +215,14 @@ fn protocol(resolution: &str) -> Option<&str> {
 /// A release version, not a workspace's `0.0.0-use.local` or a link.
 fn is_release(version: &str) -> bool {
     version.starts_with(|c: char| c.is_ascii_digit()) && version != "0.0.0-use.local"
+}
+
+/// A classic entry resolved elsewhere than a registry tarball (`…/pkg/-/pkg-1.0.0.tgz`): a
+/// GitHub shorthand's codeload URL, a git URL, a local folder.
+fn classic_source(resolved: &str) -> Option<String> {
+    let url = resolved.split('#').next().unwrap_or(resolved);
+    let registry_tarball = url.contains("://") && url.contains("/-/") && url.ends_with(".tgz");
+    (!resolved.is_empty() && !registry_tarball).then(|| format!("url+{url}"))
 }
 
 /// Classic `resolved "https://.../pkg-1.0.0.tgz#<sha1>"` and `integrity sha512-...`.
