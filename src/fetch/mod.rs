@@ -248,7 +248,8 @@ fn prepare(
     // The artifact's name comes from the registry's answer: it names a lock entry and picks
     // the unpacker, so it is one plain file name or nothing.
     if crate::model::Name::check(&cand.file).is_err() || cand.file.chars().any(char::is_control) {
-        let why = format!("the artifact name {:?} is not a file name", crate::pins::name::shown(&cand.file));
+        let why =
+            format!("the artifact name {:?} is not a file name", crate::model::package::shown(&cand.file));
         return Err(Error::BadAnswer {
             registry: req.registry.as_str(),
             url: cand.url,

@@ -34,7 +34,7 @@ struct Dist {
 /// The tarball of `req`'s version, as the packument names it.
 pub fn locate(client: &Client, registry: &str, req: &Request) -> Result<Candidate> {
     // A scoped name keeps its `@` and escapes its `/`.
-    let url = format!("{registry}{}", crate::pins::name::url_segment(&req.package));
+    let url = format!("{registry}{}", crate::model::package::url_segment(&req.package));
     let accept = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8";
     let stream = match client.open(REG, &url, accept, MAX_INDEX)? {
         Answer::Ok(s) => s,

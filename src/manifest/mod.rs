@@ -730,14 +730,14 @@ impl Parser<'_> {
             .map(|(i, text)| self.locator(name, i, text))
             .collect::<Result<_>>()?;
         if let Some(library) = m.library.as_deref()
-            && !crate::pins::name::valid_in_any(library)
+            && !crate::model::package::valid_in_any(library)
         {
             return Err(ctx.err(
                 spans.value(&[key[0], key[1], "library"]),
                 "memorix::manifest::bad_library",
                 format!(
                     "mount `{name}`: `library` {:?} is not a package name",
-                    crate::pins::name::shown(library)
+                    crate::model::package::shown(library)
                 ),
                 "not a name",
                 Some(

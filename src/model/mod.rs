@@ -1,6 +1,6 @@
 //! The plain value types every layer speaks: content ids, the canonical encoder that makes
-//! them, kinds, validated names and Store paths, locators, versions and match policies, remote
-//! URLs. Nothing here touches the file system or depends on another module of the crate.
+//! them, kinds, validated names and Store paths, package ecosystems and their names, locators,
+//! versions and match policies, remote URLs. Nothing here touches the file system or depends on another module of the crate.
 
 pub mod canonical;
 pub mod decision;
@@ -9,6 +9,7 @@ pub mod harness;
 pub mod id;
 pub mod kind;
 pub mod locator;
+pub mod package;
 pub mod path;
 pub mod remote_url;
 pub mod version;

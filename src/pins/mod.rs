@@ -19,7 +19,6 @@ mod gemfile;
 mod gomod;
 mod json;
 mod markers;
-pub mod name;
 mod npm;
 mod pdm;
 mod pipfile;
@@ -41,44 +40,7 @@ pub use error::{PinError, PinSite, Result};
 use format::Format;
 use markers::Target;
 
-use crate::model::version::Scheme;
-
-/// The package ecosystem of a pin file: names normalise and versions compare per ecosystem.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Ecosystem {
-    Cargo,
-    Python,
-    Npm,
-    Go,
-    Composer,
-    RubyGems,
-}
-
-impl Ecosystem {
-    /// The name messages and `--json` use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ecosystem::Cargo => "cargo",
-            Ecosystem::Python => "python",
-            Ecosystem::Npm => "npm",
-            Ecosystem::Go => "go",
-            Ecosystem::Composer => "composer",
-            Ecosystem::RubyGems => "rubygems",
-        }
-    }
-
-    /// How versions of this ecosystem order, for a mount's `match`.
-    pub fn scheme(self) -> Scheme {
-        match self {
-            Ecosystem::Cargo | Ecosystem::Npm => Scheme::Semver,
-            Ecosystem::Python => Scheme::Pep440,
-            Ecosystem::Go => Scheme::Go,
-            Ecosystem::Composer => Scheme::Composer,
-            Ecosystem::RubyGems => Scheme::RubyGems,
-        }
-    }
-}
+pub use crate::model::package::{self as name, Ecosystem};
 
 /// What a pin file records about one release artifact of a pin, for fetching and verifying
 /// it (DESIGN.md §13.1). Any part may be missing: a requirements `--hash` names no file.

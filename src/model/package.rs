@@ -1,9 +1,47 @@
-//! Package names as each ecosystem spells them. A name comes from a third party (a lockfile, a
-//! manifest, a registry's answer) and later shapes Store paths, mount paths and registry URLs,
-//! so it is checked where it enters: a name of its ecosystem's grammar, never a path, a query
-//! string or markup. A pin whose name fails is kept out of the pins, with the reason.
+//! Package ecosystems and package names as each spells them. A name comes from a third party
+//! (a lockfile, a manifest, a registry's answer) and later shapes Store paths, mount paths and
+//! registry URLs, so it is checked where it enters: a name of its ecosystem's grammar, never a
+//! path, a query string or markup. A pin whose name fails is kept out of the pins, with the
+//! reason.
 
-use super::Ecosystem;
+use super::version::Scheme;
+
+/// The package ecosystem of a pin file: names normalise and versions compare per ecosystem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ecosystem {
+    Cargo,
+    Python,
+    Npm,
+    Go,
+    Composer,
+    RubyGems,
+}
+
+impl Ecosystem {
+    /// The name messages and `--json` use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ecosystem::Cargo => "cargo",
+            Ecosystem::Python => "python",
+            Ecosystem::Npm => "npm",
+            Ecosystem::Go => "go",
+            Ecosystem::Composer => "composer",
+            Ecosystem::RubyGems => "rubygems",
+        }
+    }
+
+    /// How versions of this ecosystem order, for a mount's `match`.
+    pub fn scheme(self) -> Scheme {
+        match self {
+            Ecosystem::Cargo | Ecosystem::Npm => Scheme::Semver,
+            Ecosystem::Python => Scheme::Pep440,
+            Ecosystem::Go => Scheme::Go,
+            Ecosystem::Composer => Scheme::Composer,
+            Ecosystem::RubyGems => Scheme::RubyGems,
+        }
+    }
+}
 
 /// The longest name any registry accepts (npm: 214).
 const MAX_LEN: usize = 214;
