@@ -167,6 +167,8 @@ impl Writer<'_> {
         items: Vec<(Locator, Dir, VersionLabel)>,
         message: String,
     ) -> Result<Vec<TaggedVersion>> {
+        // The blobs are in (the caller stored them); the trees and the generation are next.
+        crate::fault::point("ingest.blobs");
         let store = self.store;
         let parent = store.latest(kind)?;
         let old_root = parent.as_ref().map(|g| g.generation.root);
