@@ -2,7 +2,8 @@
 //!
 //! Each file runs in a fresh sandbox (its own store and project directory; the README's also
 //! holds a copy of examples/). A block is a sequence of `$ command` lines, each followed by
-//! its expected output (stdout, then stderr). `? N` after the output expects exit code N
+//! its expected output as a terminal shows it (stdout and stderr in the order written: both
+//! go to one pipe). `? N` after the output expects exit code N
 //! (default 0). In expected output, a line `...` matches any number of lines and `[..]`
 //! matches any text within a line. `cargo run --release --` runs this build's memorix;
 //! `cargo test` is what runs this test, so it is not run again, and `cargo install` is
@@ -149,9 +150,10 @@ fn run_file(doc: &Path, with_examples: bool) -> usize {
                 continue;
             }
             let command = step.command.replace("cargo run --release --", "memorix");
+            // One pipe for both streams, as a terminal interleaves them.
             let out = Command::new("sh")
                 .arg("-c")
-                .arg(&command)
+                .arg(format!("exec 2>&1\n{command}"))
                 .current_dir(&project)
                 .env_clear()
                 .env("PATH", &path)
@@ -162,9 +164,7 @@ fn run_file(doc: &Path, with_examples: bool) -> usize {
                 .envs(registry_env.iter().map(|(k, v)| (k, v)))
                 .output()
                 .unwrap();
-            let combined =
-                format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-            let combined = combined.replace(root.to_str().unwrap(), "[ROOT]");
+            let combined = String::from_utf8_lossy(&out.stdout).replace(root.to_str().unwrap(), "[ROOT]");
             // Trailing whitespace and trailing blank lines do not count (editors strip them).
             let mut actual: Vec<&str> = combined.lines().map(str::trim_end).collect();
             while actual.last() == Some(&"") {
@@ -215,18 +215,22 @@ fn readme_console_blocks_run() {
     assert!(run_file(&readme, true) >= 1);
 }
 
-/// A newcomer copies the README top to bottom: `memorix` is installed before it is run, and
-/// the first run says where it put the Store.
+/// A newcomer copies the README top to bottom: its first block is the two set-up commands (the
+/// demo, every test), `memorix` is installed before it is run, and the demo's first line (as
+/// a terminal shows it) says where it put the Store.
 #[test]
 fn readme_installs_memorix_before_running_it_and_names_the_store() {
     let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let first: Vec<String> = blocks(&text)[0].iter().map(|s| s.command.clone()).collect();
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert!(first[1] == "cargo test --locked", "{first:?}");
     let steps: Vec<Step> = blocks(&text).into_iter().flatten().collect();
     let install = steps.iter().position(|s| s.command == "cargo install --locked --path .");
     let first_bare = steps.iter().position(|s| s.command.starts_with("memorix "));
     assert!(install.is_some() && install < first_bare, "install at {install:?}, memorix at {first_bare:?}");
     let demo = &steps[0];
     assert!(demo.command.starts_with("cargo run --release -- "), "{}", demo.command);
-    assert!(demo.expected.iter().any(|l| l.starts_with("Created a Store at ")), "{:?}", demo.expected);
+    assert!(demo.expected[0].starts_with("Created a Store at "), "{:?}", demo.expected);
 }
 
 #[test]

@@ -158,7 +158,9 @@ fn init_writes_a_commented_starter_manifest_once() {
     assert_eq!(
         out.stdout,
         "Created memorix.toml for `demo`. Declare mounts in it, then run `memorix build`.\n\
-         Pins versions from requirements-dev.txt, requirements.txt\nUpdated .ignore\n"
+         Pins versions from requirements-dev.txt, requirements.txt\nUpdated .ignore\n\
+         No agent harness is set up: `memorix init --agents` adds [agents], from which `memorix build` writes AGENTS.md and CLAUDE.md\n\
+         To commit: memorix.toml, .ignore\nGenerated, ignored by git: .memorix/\n"
     );
     let text = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
     insta::assert_snapshot!(text);

@@ -162,6 +162,18 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
     Ok(0)
 }
 
+/// Which of the files a run wrote belong in git, and what memorix generates and keeps out of
+/// git itself: `git status` after a first run shows both kinds.
+pub(super) fn commit_lines(s: &mut Text, commit: &[String], generated: &[String]) {
+    if commit.is_empty() {
+        return;
+    }
+    s.line(format_args!("To commit: {}", commit.join(", ")));
+    if !generated.is_empty() {
+        s.line(format_args!("Generated, ignored by git: {}", generated.join(", ")));
+    }
+}
+
 /// The agent harness files an activation wrote (or a build restored) and removed.
 pub(super) fn harness_lines(s: &mut Text, synced: &crate::harness::sync::Synced, verb: &str) {
     if !synced.written.is_empty() {
