@@ -291,6 +291,35 @@ fn bad_input_is_refused_and_the_users_files_are_never_lost() {
     );
 }
 
+/// Without `[agents]` no harness loads anything that points at the memory: `doctor` says so and
+/// how to set one up (never "No problems found"); set up but not built, it says to build.
+#[test]
+fn doctor_says_when_no_harness_is_set_up_and_how() {
+    let env = TestEnv::new();
+    env.write("rules/style.md", "# Style\n");
+    env.write(
+        "memorix.toml",
+        "[sources]\n\"rules/app/\" = \"./rules\"\n\n[mounts.rules]\nselect = [\"rules/app/\"]\n",
+    );
+    env.run(&["build"]).ok();
+    let out = env.run(&["doctor", "--check"]).expect(1).stdout;
+    assert!(out.contains("problem (not_set_up): no harness loads anything that points at .memory/"), "{out}");
+    assert!(out.contains("Run `memorix init --agents`") && out.ends_with("1 problem found\n"), "{out}");
+    let json = env.run(&["doctor", "--json"]).ok().json();
+    assert_eq!(json["setup"]["code"], "not_set_up", "{json}");
+    env.run(&["init", "--agents"]).ok();
+    let out = env.run(&["doctor", "--check"]).expect(1).stdout;
+    assert!(out.contains("yet: run `memorix build`"), "{out}");
+    env.run(&["build"]).ok();
+    let out = env.run(&["doctor", "--check"]).ok().stdout;
+    assert!(out.ends_with("No problems found\n"), "{out}");
+    // A pointer the user wrote by hand reaches the memory too.
+    env.run(&["init", "--remove-agents"]).ok();
+    env.run(&["build"]).ok();
+    env.write("AGENTS.md", "# Agents\n\nRead .memory/INDEX.md first.\n");
+    env.run(&["doctor", "--check"]).ok();
+}
+
 #[test]
 fn doctor_shows_what_each_harness_loads_and_checks_it() {
     let env = project(ALL);
