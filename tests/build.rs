@@ -645,3 +645,52 @@ fn a_file_named_with_an_at_sign_is_built_explained_and_verified() {
     let report = env.run(&["--json", "verify"]).ok().json();
     assert_eq!(report["problems"], serde_json::json!([]), "{report}");
 }
+
+/// `build --offline` with fifteen libraries the Store lacks names every one (with its pin line
+/// and the command that fetches it) and writes nothing: no Store, no `.ignore`, no `.memorix/`,
+/// and an existing Store unchanged, its `[sources]` not ingested.
+#[test]
+fn an_offline_build_lists_every_missing_library_and_writes_nothing() {
+    let env = TestEnv::new();
+    let names: Vec<String> = (1..=15).map(|i| format!("crate{i:02}")).collect();
+    let mut lock = String::from("version = 4\n");
+    let mut manifest =
+        String::from("[pins]\nfiles = [\"Cargo.lock\"]\n\n[sources]\n\"rules/p/\" = \"./r\"\n");
+    for n in &names {
+        lock.push_str(&format!(
+            "\n[[package]]\nname = \"{n}\"\nversion = \"1.0.0\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n"
+        ));
+        manifest.push_str(&format!("\n[mounts.\"libs/{n}\"]\nselect = [\"docs/{n}/@pin\"]\n"));
+    }
+    env.write("Cargo.lock", &lock);
+    env.write("r/a.md", "# A\n");
+    env.write("memorix.toml", &manifest);
+    let project = listing(&env.project);
+    let out = env.run(&["build", "--offline"]).expect(2);
+    assert!(
+        out.stderr.contains("memorix::fetch::failed") && out.stderr.contains("15 libraries"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("nothing was written"), "{}", out.stderr);
+    for n in &names {
+        assert!(out.stderr.contains(&format!("memorix fetch {n}`")), "{n}: {}", out.stderr);
+    }
+    assert!(!env.store.exists(), "no Store is created");
+    assert_eq!(listing(&env.project), project, "no .ignore, no .memorix/");
+
+    // An existing Store is left as it was: the sources are not ingested either.
+    env.ingest("rules/other/", &[("o.md", "# O\n")]);
+    let store = env.store_listing();
+    let one = manifest.split("\n[mounts.\"libs/crate02\"]").next().unwrap().to_string();
+    env.write("memorix.toml", &one);
+    let project = listing(&env.project);
+    let out = env.run(&["build", "--offline"]).expect(2);
+    assert!(
+        out.stderr.contains("memorix::fetch::offline") && out.stderr.contains("crate01 1.0.0"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.store_listing(), store);
+    assert_eq!(listing(&env.project), project);
+}

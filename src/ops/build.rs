@@ -219,11 +219,11 @@ pub fn build(
     progress: &dyn Progress,
 ) -> Result<BuildOutcome> {
     let project = Project::open(start)?;
-    let _project_lock = project.lock(progress)?;
     let m = &project.manifest;
     check_refresh(m, &req.refresh)?;
+    super::fetch::refuse_unfetchable(&project, store_root, req.offline)?;
+    let _project_lock = project.lock(progress)?;
     let memory = m.memory_dir();
-    let ignore_updated = super::init::ensure_search_whitelist(&project.confined, m.memory.as_str())?;
     // Like cargo's fingerprints: the same inputs as the last good build, and .memory/ as it
     // left it, mean nothing to do, without opening the Store.
     let stamp = inputs_stamp(&project, store_root)?;
@@ -237,7 +237,7 @@ pub fn build(
         )
     {
         return Ok(BuildOutcome {
-            ignore_updated,
+            ignore_updated: super::init::ensure_search_whitelist(&project.confined, m.memory.as_str())?,
             ..BuildOutcome::unchanged(Some(environment), Some(generation), None)
         });
     }
@@ -261,6 +261,7 @@ pub fn build(
     let delivery =
         Delivery::from_plan(&store, env_id, &resolution.environment, &resolution.derivations, m, 0);
     drop(resolution);
+    let ignore_updated = super::init::ensure_search_whitelist(&project.confined, m.memory.as_str())?;
     let mut profile = Profile::load(&project.state_dir)?;
     let record;
     (outcome.activated, outcome.harness, record) =
