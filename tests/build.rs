@@ -290,7 +290,7 @@ fn a_lock_with_merge_conflict_markers_is_reported_and_healed() {
 }
 
 /// Builds `webapp`, then checks that `manifest` is refused with exit 2, its message naming
-/// `memorix.toml:<line>`, and that the lock and .memory/ are untouched.
+/// `memorix.toml:<line>` and the fix (`help:`), and that the lock and .memory/ are untouched.
 fn bad_manifest(manifest: &str, line: usize) -> String {
     let env = TestEnv::new();
     webapp(&env);
@@ -300,6 +300,7 @@ fn bad_manifest(manifest: &str, line: usize) -> String {
     env.write("memorix.toml", manifest);
     let out = env.run(&["build"]).expect(2);
     assert!(out.stderr.contains(&format!("memorix.toml:{line}:")), "want line {line}:\n{}", out.stderr);
+    assert!(out.stderr.contains("\n  help: "), "every error says how to fix it:\n{}", out.stderr);
     assert_eq!(fs::read_to_string(env.project.join("memorix.lock")).unwrap(), lock);
     assert_eq!(listing(&env.project.join(".memory")), memory);
     env.run(&["lock", "--check"]).expect(2);
@@ -318,6 +319,7 @@ fn bad_manifests_exit_2_with_file_and_line_and_touch_nothing() {
        :          ^
        :          `-- here
        `----
+      help: fix the TOML at the marked place: strings in double quotes, arrays closed with `]`, each [table] header on a line of its own (https://toml.io)
     "#);
     insta::assert_snapshot!(bad_manifest("[mounts.python]\nselct = [\"rules/\"]\n", 2), @r#"
     memorix::manifest::unknown_key

@@ -12,6 +12,7 @@
 
 mod common;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -253,4 +254,92 @@ fn the_matcher_is_strict() {
     assert!(!matches(&e(&["a", "d"]), &["a", "b", "d"]));
     assert!(line_matches("id [..] at [..]", "id sha256:12 at 2026"));
     assert!(!line_matches("id [..] at", "id x in"));
+}
+
+/// The error codes in `text`: `memorix::` and the `::`-joined names after it.
+fn codes_in(text: &str) -> BTreeSet<String> {
+    text.match_indices("memorix::")
+        .map(|(at, _)| {
+            let rest = &text[at..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || "_:".contains(c)))
+                .unwrap_or(rest.len());
+            rest[..end].trim_end_matches(':').to_string()
+        })
+        .filter(|c| c.len() > "memorix::".len())
+        .collect()
+}
+
+/// The text from `open` (just past an opening bracket) to its closing bracket, string
+/// literals skipped.
+fn bracketed(text: &str, open: usize, (left, right): (char, char)) -> &str {
+    let (mut depth, mut in_string, mut escaped) = (1, false, false);
+    for (i, c) in text[open..].char_indices() {
+        match (in_string, c) {
+            (true, _) if escaped => escaped = false,
+            (true, '\\') => escaped = true,
+            (true, '"') => in_string = false,
+            (true, _) => {}
+            (false, '"') => in_string = true,
+            (false, c) if c == left => depth += 1,
+            (false, c) if c == right => {
+                depth -= 1;
+                if depth == 0 {
+                    return &text[open..open + i];
+                }
+            }
+            _ => {}
+        }
+    }
+    &text[open..]
+}
+
+/// Every error code `src/` defines, and whether it has a `help`: a code in a
+/// `#[diagnostic(...)]` attribute when the attribute has `help(...)`; a code chosen at run
+/// time (a `"memorix::..."` string) when every `Diagnostic::help` of its file always answers.
+/// Test modules (`#[cfg(test)]` on, `tests.rs`) define none.
+fn source_codes() -> BTreeMap<String, bool> {
+    let mut codes: BTreeMap<String, bool> = BTreeMap::new();
+    let files = common::walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    for file in files.iter().filter(|p| p.extension().is_some_and(|e| e == "rs") && !p.ends_with("tests.rs"))
+    {
+        let whole = fs::read_to_string(file).unwrap();
+        let text = whole.split("#[cfg(test)]").next().unwrap();
+        for (at, _) in text.match_indices("#[diagnostic(") {
+            let attr = bracketed(text, at + "#[diagnostic(".len(), ('(', ')'));
+            for code in codes_in(attr) {
+                *codes.entry(code).or_default() |= attr.contains("help(");
+            }
+        }
+        let answers = text.match_indices("fn help<'a>").count() > 0
+            && text.match_indices("fn help<'a>").all(|(at, _)| {
+                let body = bracketed(text, at + text[at..].find('{').unwrap() + 1, ('{', '}'));
+                body.trim_start().starts_with("Some(")
+            });
+        for (at, _) in text.match_indices("\"memorix::") {
+            let literal = bracketed(text, at + 1, ('"', '"'));
+            for code in codes_in(literal) {
+                *codes.entry(code).or_default() |= answers;
+            }
+        }
+    }
+    codes
+}
+
+/// The troubleshooting page lists every error code memorix defines and no other, and every
+/// code has a `help:` (what to do), as the page promises.
+#[test]
+fn the_troubleshooting_page_lists_every_error_code_and_each_has_help() {
+    let codes = source_codes();
+    assert!(codes.len() > 150, "{} codes found in src/", codes.len());
+    let page = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/troubleshooting.md"))
+        .unwrap();
+    let listed = codes_in(&page);
+    let defined: BTreeSet<String> = codes.keys().cloned().collect();
+    let unlisted: Vec<&String> = defined.difference(&listed).collect();
+    assert!(unlisted.is_empty(), "codes troubleshooting.md does not list: {unlisted:?}");
+    let unknown: Vec<&String> = listed.difference(&defined).collect();
+    assert!(unknown.is_empty(), "codes troubleshooting.md lists that src/ does not define: {unknown:?}");
+    let without: Vec<&String> = codes.iter().filter(|(_, help)| !**help).map(|(c, _)| c).collect();
+    assert!(without.is_empty(), "codes without a help: {without:?}");
 }
