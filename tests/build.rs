@@ -696,3 +696,48 @@ fn an_offline_build_lists_every_missing_library_and_writes_nothing() {
     assert_eq!(env.store_listing(), store);
     assert_eq!(listing(&env.project), project);
 }
+
+/// Where a build wrote is never left unsaid: the run that creates the default Store names it
+/// first (as a terminal shows it), and a project's first build into a default Store that was
+/// already there (another project's, or the README's demo's) names it too; later builds do
+/// not, nor does a build into a Store the user named (`--store`, `MEMORIX_STORE`).
+#[test]
+fn a_first_build_says_which_store_it_wrote_into() {
+    let env = TestEnv::new();
+    let build = |dir: &str| {
+        let mut cmd = env.command();
+        cmd.env_remove("MEMORIX_STORE")
+            .env("XDG_DATA_HOME", env.root.join("data"))
+            .args(["-C", dir, "build"]);
+        env.run_cmd(&mut cmd).ok()
+    };
+    let project = |dir: &str| {
+        env.write(&format!("{dir}/r/x.md"), "# X\n");
+        let manifest =
+            format!("[sources]\n\"rules/{dir}/\" = \"./r\"\n\n[mounts.m]\nselect = [\"rules/{dir}/\"]\n");
+        env.write(&format!("{dir}/memorix.toml"), &manifest);
+    };
+    project("a");
+    let first = build("a");
+    assert!(
+        first.stderr.starts_with("Created a Store at [ROOT]/data/memorix/store (--store DIR"),
+        "{}",
+        first.stderr
+    );
+    assert!(!first.stdout.contains("Stored this project's memory"), "{}", first.stdout);
+    project("b");
+    let second = build("b");
+    assert!(
+        second.stdout.starts_with(
+            "Stored this project's memory in the Store at [ROOT]/data/memorix/store (--store DIR or MEMORIX_STORE choose another)\n"
+        ),
+        "{}",
+        second.stdout
+    );
+    env.write("b/r/x.md", "# X\n\nmore\n");
+    assert!(!build("b").stdout.contains("Store at"));
+    env.ingest("rules/other/", &[("o.md", "# O\n")]);
+    project("c");
+    let chosen = env.run(&["-C", "c", "build"]).ok();
+    assert!(!chosen.stdout.contains("Store at") && chosen.stderr.is_empty(), "{chosen:?}");
+}

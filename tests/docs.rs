@@ -147,6 +147,12 @@ fn run_file(doc: &Path, with_examples: bool, part: Part) -> usize {
     }
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_memorix"));
     let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    // The README runs as a newcomer would, with the default Store (under XDG_DATA_HOME); the
+    // book names its Store with MEMORIX_STORE, as its first page says.
+    let (store_var, store_dir) = match doc.file_name().is_some_and(|n| n == "README.md") {
+        true => ("XDG_DATA_HOME", root.join("data")),
+        false => ("MEMORIX_STORE", root.join("store")),
+    };
     let mut ran = 0;
     let bless = std::env::var_os("MEMORIX_BLESS_DOCS").is_some();
     let mut blessed: Vec<((usize, usize), Vec<String>)> = Vec::new();
@@ -166,7 +172,7 @@ fn run_file(doc: &Path, with_examples: bool, part: Part) -> usize {
                 .env_clear()
                 .env("PATH", &path)
                 .env("HOME", root.join("home"))
-                .env("MEMORIX_STORE", root.join("store"))
+                .env(store_var, &store_dir)
                 .env("NO_COLOR", "1")
                 .env("SOURCE_DATE_EPOCH", "1767225600")
                 .envs(registry_env.iter().map(|(k, v)| (k, v)))

@@ -90,8 +90,6 @@ fn webapp_team_rules_with_sources_and_an_override() {
         ".github/instructions/memorix-python.instructions.md",
         ".claude/rules/memorix-python.md",
         ".cursor/rules/memorix-python.mdc",
-        ".claude/skills/memorix/SKILL.md",
-        ".agents/skills/memorix/SKILL.md",
     ] {
         let committed = fs::read_to_string(example.join(f)).unwrap();
         assert_eq!(fs::read_to_string(env.project.join(f)).unwrap(), committed, "{f}");

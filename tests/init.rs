@@ -210,7 +210,7 @@ fn init_says_once_what_it_did_to_memorix_toml() {
     assert_eq!(
         added,
         "Added [agents] to memorix.toml: `memorix build` writes each harness's entry points\n\
-         To commit: memorix.toml\nGenerated, ignored by git: .memorix/\n"
+         To commit: memorix.toml\n"
     );
     let with = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
     assert!(!with.contains("# [agents]") && with.contains("\n[agents]\n"), "{with}");

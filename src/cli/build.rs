@@ -92,6 +92,12 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
     }
     hook_warnings(&outcome.artifact_failures);
     let env = outcome.environment.expect("a build that was not refused has an environment");
+    if let Some(store) = outcome.joined_store.as_ref().filter(|_| !ctx.store_chosen) {
+        s.line(format_args!(
+            "Stored this project's memory in the Store at {} (--store DIR or MEMORIX_STORE choose another)",
+            store.display()
+        ));
+    }
     for m in &outcome.sources_moved {
         s.line(source_move(m));
     }
@@ -147,6 +153,7 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
             harness_lines(&mut s, &outcome.harness, "Wrote");
         }
     }
+    commit_lines(&mut s, &outcome.commit, &outcome.generated);
     if ctx.verbose {
         for d in &outcome.derivations {
             let new = if d.new { "new" } else { "reused" };
@@ -165,10 +172,9 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
 /// Which of the files a run wrote belong in git, and what memorix generates and keeps out of
 /// git itself: `git status` after a first run shows both kinds.
 pub(super) fn commit_lines(s: &mut Text, commit: &[String], generated: &[String]) {
-    if commit.is_empty() {
-        return;
+    if !commit.is_empty() {
+        s.line(format_args!("To commit: {}", commit.join(", ")));
     }
-    s.line(format_args!("To commit: {}", commit.join(", ")));
     if !generated.is_empty() {
         s.line(format_args!("Generated, ignored by git: {}", generated.join(", ")));
     }
@@ -176,8 +182,15 @@ pub(super) fn commit_lines(s: &mut Text, commit: &[String], generated: &[String]
 
 /// The agent harness files an activation wrote (or a build restored) and removed.
 pub(super) fn harness_lines(s: &mut Text, synced: &crate::harness::sync::Synced, verb: &str) {
-    if !synced.written.is_empty() {
-        s.line(format_args!("{verb} agent harness files: {}", synced.written.join(", ")));
+    // The skill folders keep themselves out of git: the generated line names them.
+    let committed: Vec<&str> = synced
+        .written
+        .iter()
+        .filter(|p| crate::harness::ignored_by_git(p).is_none())
+        .map(String::as_str)
+        .collect();
+    if !committed.is_empty() {
+        s.line(format_args!("{verb} agent harness files: {}", committed.join(", ")));
     }
     if !synced.removed.is_empty() {
         s.line(format_args!("Removed agent harness files: {}", synced.removed.join(", ")));

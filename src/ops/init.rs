@@ -104,7 +104,9 @@ pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcom
         out.commit.push(".ignore".into());
     }
     out.commit.extend(out.changed.iter().cloned());
-    out.generated.push(".memorix/".into());
+    if out.manifest_written {
+        out.generated.push(".memorix/".into());
+    }
     Ok(out)
 }
 
