@@ -369,3 +369,71 @@ fn the_troubleshooting_page_lists_every_error_code_and_each_has_help() {
     let without: Vec<&String> = codes.iter().filter(|(_, help)| !**help).map(|(c, _)| c).collect();
     assert!(without.is_empty(), "codes without a help: {without:?}");
 }
+
+/// The reason a corpus test shows in `cargo test` when the corpus is absent; the README names it.
+const CORPUS_REASON: &str = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)";
+
+/// The functions of a test file that reach the corpus: those that call `corpus(`, and those
+/// that call one of them.
+fn reaching_corpus(text: &str) -> Vec<(String, &str, &str)> {
+    let fns: Vec<(String, &str, &str)> = text
+        .match_indices("\nfn ")
+        .map(|(at, _)| {
+            let name: String =
+                text[at + 4..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let attrs = text[..at].rsplit("\n\n").next().unwrap_or_default();
+            let body = &text[at + 4..];
+            let body = &body[..body.find("\n}\n").unwrap_or(body.len())];
+            (name, attrs, body)
+        })
+        .collect();
+    let mut reach: Vec<String> = vec!["corpus".into()];
+    loop {
+        let more: Vec<String> = fns
+            .iter()
+            .filter(|(n, _, b)| !reach.contains(n) && reach.iter().any(|r| b.contains(&format!("{r}("))))
+            .map(|(n, _, _)| n.clone())
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        reach.extend(more);
+    }
+    fns.into_iter().filter(|(n, _, _)| reach.contains(n)).collect()
+}
+
+/// Without the shared corpus, every test that reads it shows as ignored with a reason (build.rs
+/// sets `memorix_no_corpus`), never as passed: each such test carries the gate, the build
+/// agrees with where the corpus is (or was told to require it), and the README names it.
+#[test]
+fn tests_that_read_the_corpus_are_visibly_ignored_without_it() {
+    let gate = format!("#[cfg_attr(memorix_no_corpus, ignore = \"{CORPUS_REASON}\")]");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut gated = 0;
+    for file in common::walk(&dir).iter().filter(|p| p.extension().is_some_and(|e| e == "rs")) {
+        let text = fs::read_to_string(file).unwrap();
+        // The docs pages run what they can without it (`PART`); a test stands for the rest.
+        let tests = reaching_corpus(&text)
+            .into_iter()
+            .filter(|(_, a, b)| a.contains("#[test]") && !b.contains("PART)"));
+        for (name, attrs, _) in tests {
+            let ignored =
+                attrs.contains(&gate) || attrs.contains(&format!("#[ignore = \"{CORPUS_REASON}\"]"));
+            assert!(ignored, "{}: {name} reads the corpus without `{gate}`", file.display());
+            gated += 1;
+        }
+    }
+    assert!(gated >= 40, "{gated} corpus tests");
+    let corpus = std::env::var_os("MEMORIX_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
+    let required = std::env::var_os("MEMORIX_REQUIRE_CORPUS").is_some_and(|v| v == "1");
+    assert_eq!(
+        cfg!(memorix_no_corpus),
+        !corpus.is_dir() && !required,
+        "this build's corpus gate is stale ({} appeared or went since): `touch build.rs` and test again",
+        corpus.display()
+    );
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    assert!(readme.contains("`ignored, needs the shared corpus`"), "the README names the skip");
+}
