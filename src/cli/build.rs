@@ -113,10 +113,29 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
             "Added the memory directory to .ignore, so rg, fd and agents' search tools see it"
         ));
     }
+    activation_lines(&mut s, outcome, env);
+    commit_lines(&mut s, &outcome.commit, &outcome.generated);
+    if ctx.verbose {
+        for d in &outcome.derivations {
+            let new = if d.new { "new" } else { "reused" };
+            s.line(format_args!(
+                "    {}/ -> derivation {} ({new}), quest {}",
+                d.mount,
+                d.id,
+                d.quest.short()
+            ));
+        }
+    }
+    render::note(ctx, &s)?;
+    Ok(0)
+}
+
+/// What the activation did (or why there was none), with the harness files it wrote.
+fn activation_lines(s: &mut Text, outcome: &BuildOutcome, env: crate::model::Id) {
     match &outcome.activated {
         None if !outcome.harness.is_empty() => {
             let verb = if outcome.harness.restored { "Restored edited" } else { "Wrote" };
-            harness_lines(&mut s, &outcome.harness, verb);
+            harness_lines(s, &outcome.harness, verb);
             s.line(format_args!(
                 ".memory/ already shows environment {} (profile generation {})",
                 env.short(),
@@ -129,7 +148,7 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
             outcome.generation.unwrap_or_default()
         )),
         Some(a) => {
-            repaired(&mut s, a);
+            repaired(s, a);
             let new = outcome.derivations.iter().filter(|d| d.new).count();
             s.line(format_args!(
                 "Built environment {} ({}, {})",
@@ -150,23 +169,9 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
                     a.purged.join(", ")
                 ));
             }
-            harness_lines(&mut s, &outcome.harness, "Wrote");
+            harness_lines(s, &outcome.harness, "Wrote");
         }
     }
-    commit_lines(&mut s, &outcome.commit, &outcome.generated);
-    if ctx.verbose {
-        for d in &outcome.derivations {
-            let new = if d.new { "new" } else { "reused" };
-            s.line(format_args!(
-                "    {}/ -> derivation {} ({new}), quest {}",
-                d.mount,
-                d.id,
-                d.quest.short()
-            ));
-        }
-    }
-    render::note(ctx, &s)?;
-    Ok(0)
 }
 
 /// Which of the files a run wrote belong in git, and what memorix generates and keeps out of
