@@ -290,7 +290,7 @@ fn a_lock_with_merge_conflict_markers_is_reported_and_healed() {
 }
 
 /// Builds `webapp`, then checks that `manifest` is refused with exit 2, its message naming
-/// `memorix.toml:<line>`, and that the lock and .memory/ are untouched.
+/// `memorix.toml:<line>` and the fix (`help:`), and that the lock and .memory/ are untouched.
 fn bad_manifest(manifest: &str, line: usize) -> String {
     let env = TestEnv::new();
     webapp(&env);
@@ -300,6 +300,7 @@ fn bad_manifest(manifest: &str, line: usize) -> String {
     env.write("memorix.toml", manifest);
     let out = env.run(&["build"]).expect(2);
     assert!(out.stderr.contains(&format!("memorix.toml:{line}:")), "want line {line}:\n{}", out.stderr);
+    assert!(out.stderr.contains("\n  help: "), "every error says how to fix it:\n{}", out.stderr);
     assert_eq!(fs::read_to_string(env.project.join("memorix.lock")).unwrap(), lock);
     assert_eq!(listing(&env.project.join(".memory")), memory);
     env.run(&["lock", "--check"]).expect(2);
@@ -318,6 +319,7 @@ fn bad_manifests_exit_2_with_file_and_line_and_touch_nothing() {
        :          ^
        :          `-- here
        `----
+      help: fix the TOML at the marked place: strings in double quotes, arrays closed with `]`, each [table] header on a line of its own (https://toml.io)
     "#);
     insta::assert_snapshot!(bad_manifest("[mounts.python]\nselct = [\"rules/\"]\n", 2), @r#"
     memorix::manifest::unknown_key
@@ -644,4 +646,98 @@ fn a_file_named_with_an_at_sign_is_built_explained_and_verified() {
     assert_eq!(e["origin"], "docs/site/img/logo@2x.md");
     let report = env.run(&["--json", "verify"]).ok().json();
     assert_eq!(report["problems"], serde_json::json!([]), "{report}");
+}
+
+/// `build --offline` with fifteen libraries the Store lacks names every one (with its pin line
+/// and the command that fetches it) and writes nothing: no Store, no `.ignore`, no `.memorix/`,
+/// and an existing Store unchanged, its `[sources]` not ingested.
+#[test]
+fn an_offline_build_lists_every_missing_library_and_writes_nothing() {
+    let env = TestEnv::new();
+    let names: Vec<String> = (1..=15).map(|i| format!("crate{i:02}")).collect();
+    let mut lock = String::from("version = 4\n");
+    let mut manifest =
+        String::from("[pins]\nfiles = [\"Cargo.lock\"]\n\n[sources]\n\"rules/p/\" = \"./r\"\n");
+    for n in &names {
+        lock.push_str(&format!(
+            "\n[[package]]\nname = \"{n}\"\nversion = \"1.0.0\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n"
+        ));
+        manifest.push_str(&format!("\n[mounts.\"libs/{n}\"]\nselect = [\"docs/{n}/@pin\"]\n"));
+    }
+    env.write("Cargo.lock", &lock);
+    env.write("r/a.md", "# A\n");
+    env.write("memorix.toml", &manifest);
+    let project = listing(&env.project);
+    let out = env.run(&["build", "--offline"]).expect(2);
+    assert!(
+        out.stderr.contains("memorix::fetch::failed") && out.stderr.contains("15 libraries"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("nothing was written"), "{}", out.stderr);
+    for n in &names {
+        assert!(out.stderr.contains(&format!("memorix fetch {n}`")), "{n}: {}", out.stderr);
+    }
+    assert!(!env.store.exists(), "no Store is created");
+    assert_eq!(listing(&env.project), project, "no .ignore, no .memorix/");
+
+    // An existing Store is left as it was: the sources are not ingested either.
+    env.ingest("rules/other/", &[("o.md", "# O\n")]);
+    let store = env.store_listing();
+    let one = manifest.split("\n[mounts.\"libs/crate02\"]").next().unwrap().to_string();
+    env.write("memorix.toml", &one);
+    let project = listing(&env.project);
+    let out = env.run(&["build", "--offline"]).expect(2);
+    assert!(
+        out.stderr.contains("memorix::fetch::offline") && out.stderr.contains("crate01 1.0.0"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.store_listing(), store);
+    assert_eq!(listing(&env.project), project);
+}
+
+/// Where a build wrote is never left unsaid: the run that creates the default Store names it
+/// first (as a terminal shows it), and a project's first build into a default Store that was
+/// already there (another project's, or the README's demo's) names it too; later builds do
+/// not, nor does a build into a Store the user named (`--store`, `MEMORIX_STORE`).
+#[test]
+fn a_first_build_says_which_store_it_wrote_into() {
+    let env = TestEnv::new();
+    let build = |dir: &str| {
+        let mut cmd = env.command();
+        cmd.env_remove("MEMORIX_STORE")
+            .env("XDG_DATA_HOME", env.root.join("data"))
+            .args(["-C", dir, "build"]);
+        env.run_cmd(&mut cmd).ok()
+    };
+    let project = |dir: &str| {
+        env.write(&format!("{dir}/r/x.md"), "# X\n");
+        let manifest =
+            format!("[sources]\n\"rules/{dir}/\" = \"./r\"\n\n[mounts.m]\nselect = [\"rules/{dir}/\"]\n");
+        env.write(&format!("{dir}/memorix.toml"), &manifest);
+    };
+    project("a");
+    let first = build("a");
+    assert!(
+        first.stderr.starts_with("Created a Store at [ROOT]/data/memorix/store (--store DIR"),
+        "{}",
+        first.stderr
+    );
+    assert!(!first.stdout.contains("Stored this project's memory"), "{}", first.stdout);
+    project("b");
+    let second = build("b");
+    assert!(
+        second.stdout.starts_with(
+            "Stored this project's memory in the Store at [ROOT]/data/memorix/store (--store DIR or MEMORIX_STORE choose another)\n"
+        ),
+        "{}",
+        second.stdout
+    );
+    env.write("b/r/x.md", "# X\n\nmore\n");
+    assert!(!build("b").stdout.contains("Store at"));
+    env.ingest("rules/other/", &[("o.md", "# O\n")]);
+    project("c");
+    let chosen = env.run(&["-C", "c", "build"]).ok();
+    assert!(!chosen.stdout.contains("Store at") && chosen.stderr.is_empty(), "{chosen:?}");
 }

@@ -187,8 +187,9 @@ fn fetching_project() -> TestEnv {
 /// the ingest of the fetched docs), the Store holds no partial version: `verify` is clean, and
 /// the next build fetches again and locks the docs with where they came from.
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn a_crash_inside_a_fetch_leaves_no_partial_version() {
-    let Some(root) = common::corpus("registry") else { return };
+    let root = common::corpus("registry");
     let registry = common::registry::Registry::serve(&root);
     let points =
         ["fetch.staged", "fetch.recorded", "ingest.blobs", "ingest.trees", "publish.staged", "publish.ref"];

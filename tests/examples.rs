@@ -90,8 +90,6 @@ fn webapp_team_rules_with_sources_and_an_override() {
         ".github/instructions/memorix-python.instructions.md",
         ".claude/rules/memorix-python.md",
         ".cursor/rules/memorix-python.mdc",
-        ".claude/skills/memorix/SKILL.md",
-        ".agents/skills/memorix/SKILL.md",
     ] {
         let committed = fs::read_to_string(example.join(f)).unwrap();
         assert_eq!(fs::read_to_string(env.project.join(f)).unwrap(), committed, "{f}");
@@ -158,7 +156,9 @@ fn init_writes_a_commented_starter_manifest_once() {
     assert_eq!(
         out.stdout,
         "Created memorix.toml for `demo`. Declare mounts in it, then run `memorix build`.\n\
-         Pins versions from requirements-dev.txt, requirements.txt\nUpdated .ignore\n"
+         Pins versions from requirements-dev.txt, requirements.txt\nUpdated .ignore\n\
+         No agent harness is set up: `memorix init --agents` adds [agents], from which `memorix build` writes AGENTS.md and CLAUDE.md\n\
+         To commit: memorix.toml, .ignore\nGenerated, ignored by git: .memorix/\n"
     );
     let text = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
     insta::assert_snapshot!(text);

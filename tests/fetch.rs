@@ -12,12 +12,12 @@ use common::{Run, TestEnv, corpus};
 
 /// A project with `lockfile` (a corpus lockfile, copied into the temp project as `name`) and
 /// one `libs/<lib>` mount per library, and a local registry serving the corpus.
-fn project(env: &TestEnv, lockfile: &str, name: &str, libs: &[&str]) -> Option<Registry> {
-    let src = corpus(lockfile)?;
-    let root = corpus("registry")?;
+fn project(env: &TestEnv, lockfile: &str, name: &str, libs: &[&str]) -> Registry {
+    let src = corpus(lockfile);
+    let root = corpus("registry");
     fs::copy(&src, env.project.join(name)).unwrap();
     env.write("memorix.toml", &manifest(name, libs, ""));
-    Some(Registry::serve(&root))
+    Registry::serve(&root)
 }
 
 fn manifest(pin_file: &str, libs: &[&str], extra: &str) -> String {
@@ -51,11 +51,10 @@ fn fetched_line(env: &TestEnv, lib: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn cargo_lock_pins_fetch_crates_verified_by_checksum() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit", "http"]) else {
-        return;
-    };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit", "http"]);
     let out = run(&env, &reg, &["build"]).ok();
     assert!(
         out.stdout.contains("Fetched matchit 0.9.2 from crates-io (matchit-0.9.2.crate"),
@@ -81,9 +80,10 @@ fn cargo_lock_pins_fetch_crates_verified_by_checksum() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn fetched_docs_are_the_generation_a_hand_ingest_makes() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
     run(&env, &reg, &["build"]).ok();
     let fetched = env.run(&["ls", "--json", "docs/matchit/"]).ok().stdout;
     // Ingest by hand what was delivered (the docs view) into a second Store: same tree.
@@ -96,9 +96,10 @@ fn fetched_docs_are_the_generation_a_hand_ingest_makes() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn uv_lock_fetches_the_click_sdist_with_its_docs_tree() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/flask/HEAD/uv.lock", "uv.lock", &["click"]) else { return };
+    let reg = project(&env, "lockfiles/flask/HEAD/uv.lock", "uv.lock", &["click"]);
     let out = run(&env, &reg, &["build"]).ok();
     assert!(out.stdout.contains("Fetched click 8.3.2 from pypi (click-8.3.2.tar.gz"), "{}", out.stdout);
     let click = env.project.join(".memory/libs/click");
@@ -114,13 +115,10 @@ fn uv_lock_fetches_the_click_sdist_with_its_docs_tree() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn requirements_hash_lines_verify_click_7() {
     let env = TestEnv::new();
-    let Some(reg) =
-        project(&env, "lockfiles/warehouse/requirements/main.txt", "requirements.txt", &["click"])
-    else {
-        return;
-    };
+    let reg = project(&env, "lockfiles/warehouse/requirements/main.txt", "requirements.txt", &["click"]);
     let out = run(&env, &reg, &["build"]).ok();
     assert!(out.stdout.contains("Fetched click 7.1.2 from pypi (click-7.1.2.tar.gz"), "{}", out.stdout);
     assert!(out.stdout.contains("verified by requirements.txt"), "{}", out.stdout);
@@ -131,11 +129,10 @@ fn requirements_hash_lines_verify_click_7() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn poetry_lock_files_verify_requests() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/poetry/1.8.5/poetry.lock", "poetry.lock", &["requests"]) else {
-        return;
-    };
+    let reg = project(&env, "lockfiles/poetry/1.8.5/poetry.lock", "poetry.lock", &["requests"]);
     let out = run(&env, &reg, &["build"]).ok();
     assert!(
         out.stdout.contains("Fetched requests 2.31.0 from pypi (requests-2.31.0.tar.gz"),
@@ -147,13 +144,10 @@ fn poetry_lock_files_verify_requests() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn package_lock_integrity_verifies_ms() {
     let env = TestEnv::new();
-    let Some(reg) =
-        project(&env, "lockfiles/vscode-copilot-chat/package-lock.json", "package-lock.json", &["ms"])
-    else {
-        return;
-    };
+    let reg = project(&env, "lockfiles/vscode-copilot-chat/package-lock.json", "package-lock.json", &["ms"]);
     let out = run(&env, &reg, &["build"]).ok();
     assert!(out.stdout.contains("Fetched ms 2.1.3 from npm (ms-2.1.3.tgz"), "{}", out.stdout);
     let ms = env.project.join(".memory/libs/ms");
@@ -164,9 +158,10 @@ fn package_lock_integrity_verifies_ms() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn a_pin_without_hash_records_the_registry_sha256_and_enforces_it() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/flask/HEAD/uv.lock", "uv.lock", &[]) else { return };
+    let reg = project(&env, "lockfiles/flask/HEAD/uv.lock", "uv.lock", &[]);
     env.write("requirements.txt", "httpx==0.26.0\n");
     env.write("memorix.toml", &manifest("requirements.txt", &["httpx"], ""));
     let out = run(&env, &reg, &["build"]).ok();
@@ -186,9 +181,10 @@ fn a_pin_without_hash_records_the_registry_sha256_and_enforces_it() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn a_tampered_artifact_is_refused_and_the_store_is_unchanged() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
     let note = env.write("notes/a.md", "# a\n");
     env.run(&["ingest", "rules/a.md", note.to_str().unwrap()]).ok();
     let before = env.store_listing();
@@ -219,11 +215,10 @@ fn copy_project(from: &Path, to: &Path) {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn build_locked_in_a_fresh_clone_reproduces_memory_from_the_registries_alone() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit", "http"]) else {
-        return;
-    };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit", "http"]);
     run(&env, &reg, &["build"]).ok();
     let fresh = TestEnv::new();
     copy_project(&env.project, &fresh.project);
@@ -253,9 +248,10 @@ fn build_locked_in_a_fresh_clone_reproduces_memory_from_the_registries_alone() {
 /// `status --check` and `lock --check` in a fresh clone obtain what the lock names as
 /// `build --locked` does: from the registries, then they judge (DESIGN.md §6, one verdict).
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn checks_in_a_fresh_clone_fetch_before_judging() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
     run(&env, &reg, &["build"]).ok();
     for check in ["status", "lock"] {
         let fresh = TestEnv::new();
@@ -272,9 +268,10 @@ fn checks_in_a_fresh_clone_fetch_before_judging() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn offline_names_the_version_the_registry_and_the_command() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
     let out = run(&env, &reg, &["build", "--offline"]).expect(2);
     assert!(out.stderr.contains("matchit 0.9.2"), "{}", out.stderr);
     assert!(out.stderr.contains("crates-io") && out.stderr.contains("without --offline"), "{}", out.stderr);
@@ -286,9 +283,10 @@ fn offline_names_the_version_the_registry_and_the_command() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn an_unreachable_registry_is_exit_2_with_the_url() {
     let env = TestEnv::new();
-    let Some(_reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let _reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
     let out = env.run(&["build"]).expect(2);
     assert!(
         out.stderr.contains("cannot reach crates-io at http://127.0.0.1:9/config.json"),
@@ -299,9 +297,10 @@ fn an_unreachable_registry_is_exit_2_with_the_url() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn fetch_include_and_exclude_adjust_the_docs_view() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
     let extra = "\n[fetch.matchit]\ninclude = [\"LICENSE*\"]\nexclude = [\"src/**\"]\n";
     env.write("memorix.toml", &format!("{}{extra}", manifest("Cargo.lock", &["matchit"], "")));
     run(&env, &reg, &["build"]).ok();
@@ -313,11 +312,10 @@ fn fetch_include_and_exclude_adjust_the_docs_view() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn memorix_fetch_warms_the_store_without_building() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit", "http"]) else {
-        return;
-    };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit", "http"]);
     let out = run(&env, &reg, &["--json", "fetch", "matchit"]).ok();
     let json = out.json();
     assert_eq!(json.as_array().unwrap().len(), 1, "{json}");
@@ -330,6 +328,7 @@ fn memorix_fetch_warms_the_store_without_building() {
 
 /// Opt-in (`MEMORIX_LIVE_REGISTRIES=1`): the same pins from the real crates.io, PyPI and npm.
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 #[allow(clippy::print_stderr)]
 fn live_registries_serve_the_pinned_hashes() {
     if std::env::var_os("MEMORIX_LIVE_REGISTRIES").is_none_or(|v| v != "1") {
@@ -345,7 +344,7 @@ fn live_registries_serve_the_pinned_hashes() {
     ];
     for (lockfile, name, lib) in cases {
         let env = TestEnv::new();
-        let Some(src) = corpus(lockfile) else { return };
+        let src = corpus(lockfile);
         fs::copy(&src, env.project.join(name)).unwrap();
         env.write("memorix.toml", &manifest(name, &[lib], ""));
         let mut cmd = env.command();
@@ -375,9 +374,10 @@ fn live_registries_serve_the_pinned_hashes() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn explain_names_the_artifact() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
     run(&env, &reg, &["build"]).ok();
     let out = env.run(&["explain", ".memory/libs/matchit/README.md"]).ok();
     assert!(
@@ -388,9 +388,10 @@ fn explain_names_the_artifact() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn update_follows_a_moved_pin_to_a_newly_fetched_version() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
     // Pin matchit 0.8.4 first (its real checksum), then move to the lockfile's 0.9.2.
     let real = fs::read_to_string(env.project.join("Cargo.lock")).unwrap();
     let old = real
@@ -411,9 +412,10 @@ fn update_follows_a_moved_pin_to_a_newly_fetched_version() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn a_clone_whose_docs_view_differs_from_the_lock_is_refused_by_tree_id() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
     run(&env, &reg, &["build"]).ok();
     let fresh = TestEnv::new();
     copy_project(&env.project, &fresh.project);
@@ -425,9 +427,10 @@ fn a_clone_whose_docs_view_differs_from_the_lock_is_refused_by_tree_id() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn a_version_the_registry_does_not_know_keeps_the_resolve_error_with_its_answer() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]) else { return };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
     let real = fs::read_to_string(env.project.join("Cargo.lock")).unwrap();
     env.write(
         "Cargo.lock",
@@ -440,9 +443,10 @@ fn a_version_the_registry_does_not_know_keeps_the_resolve_error_with_its_answer(
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn a_pep_503_html_index_serves_as_well() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/flask/HEAD/uv.lock", "uv.lock", &["click"]) else { return };
+    let reg = project(&env, "lockfiles/flask/HEAD/uv.lock", "uv.lock", &["click"]);
     let mut cmd = env.command();
     for (k, v) in reg.env() {
         cmd.env(k, v);
@@ -458,20 +462,21 @@ fn a_pep_503_html_index_serves_as_well() {
 
 /// A bare project holding the router-cli example's own pin files (no corpus file is copied),
 /// and a local registry serving the corpus.
-fn router_project(env: &TestEnv) -> Option<Registry> {
-    let root = corpus("registry")?;
+fn router_project(env: &TestEnv) -> Registry {
+    let root = corpus("registry");
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/router-cli");
     for f in ["Cargo.lock", "requirements.txt"] {
         fs::copy(example.join(f), env.project.join(f)).unwrap();
     }
     env.write("memorix.toml", "# Ours.\n[project]\nname = \"router\"\n");
-    Some(Registry::serve(&root))
+    Registry::serve(&root)
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn add_deps_mounts_each_direct_dependency_and_fetches_its_docs() {
     let env = TestEnv::new();
-    let Some(reg) = router_project(&env) else { return };
+    let reg = router_project(&env);
     let out = run(&env, &reg, &["add", "--deps", "--pins", "Cargo.lock"]).ok();
     let expected = "\
 Fetched http 1.5.0 from crates-io (http-1.5.0.crate, 24 files) into docs/http/, verified by Cargo.lock (sha256:918d3568bebf352712bc2ef3d46a8bcf1a75b373be6539de198e9105cbbf9ce0)
@@ -520,15 +525,16 @@ Wrote memorix.lock. Run `memorix build` to deliver them.
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn add_deps_lists_what_it_cannot_add_and_leaves_memorix_toml_as_it_was() {
     let env = TestEnv::new();
-    let Some(reg) = router_project(&env) else { return };
+    let reg = router_project(&env);
     let before = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
     let none = run(&env, &reg, &["add", "--deps"]).expect(2);
     assert!(none.stderr.contains("memorix::add::no_pin_files"), "{}", none.stderr);
     assert!(none.stderr.contains("memorix add --deps --pins Cargo.lock"), "{}", none.stderr);
     // poetry.lock alone (no pyproject.toml beside it) does not say what the project depends on.
-    let Some(poetry) = corpus("lockfiles/poetry/1.8.5/poetry.lock") else { return };
+    let poetry = corpus("lockfiles/poetry/1.8.5/poetry.lock");
     fs::copy(poetry, env.project.join("poetry.lock")).unwrap();
     let direct = run(&env, &reg, &["add", "--deps", "--pins", "poetry.lock"]).expect(2);
     assert!(
@@ -568,14 +574,14 @@ fn add_deps_lists_what_it_cannot_add_and_leaves_memorix_toml_as_it_was() {
 
 /// A project of `tests/fixtures/projects/<name>` (its pin files and the manifests beside them)
 /// with a memorix.toml of only `[project]`, and a local registry serving the corpus.
-fn fixture_project(env: &TestEnv, name: &str) -> Option<Registry> {
-    let root = corpus("registry")?;
+fn fixture_project(env: &TestEnv, name: &str) -> Registry {
+    let root = corpus("registry");
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/projects").join(name);
     for file in common::walk(&from).into_iter().filter(|p| p.is_file()) {
         common::write_file(&env.project.join(file.strip_prefix(&from).unwrap()), &fs::read(&file).unwrap());
     }
     env.write("memorix.toml", "[project]\nname = \"app\"\n");
-    Some(Registry::serve(&root))
+    Registry::serve(&root)
 }
 
 /// The mounts memorix.toml declares, as `path: select` lines, and every other key they set.
@@ -593,9 +599,10 @@ fn mounts(env: &TestEnv) -> String {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn one_bad_dependency_never_sinks_the_batch_and_what_was_fetched_stays() {
     let env = TestEnv::new();
-    let Some(reg) = fixture_project(&env, "cargo-batch") else { return };
+    let reg = fixture_project(&env, "cargo-batch");
     let out = run(&env, &reg, &["add", "--deps", "--pins", "Cargo.lock"]).expect(2);
     assert!(out.stdout.contains("Added 3 mounts to memorix.toml:\n  libs/form_urlencoded  form_urlencoded 1.2.2 (Cargo.lock)\n  libs/http             http 1.5.0 (Cargo.lock)\n  libs/matchit          matchit 0.9.2 (Cargo.lock)\n"), "{}", out.stdout);
     assert!(
@@ -630,10 +637,11 @@ fn one_bad_dependency_never_sinks_the_batch_and_what_was_fetched_stays() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn an_npm_alias_is_fetched_as_the_real_package_and_mounted_under_the_alias() {
     for (fixture, pin_file) in [("npm-alias", "package-lock.json"), ("yarn-classic", "yarn.lock")] {
         let env = TestEnv::new();
-        let Some(reg) = fixture_project(&env, fixture) else { return };
+        let reg = fixture_project(&env, fixture);
         let out = run(&env, &reg, &["add", "--deps", "--pins", pin_file]).ok();
         assert!(
             out.stdout.contains(&format!(
@@ -654,6 +662,7 @@ fn an_npm_alias_is_fetched_as_the_real_package_and_mounted_under_the_alias() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn direct_dependencies_come_from_the_manifest_beside_the_lockfile() {
     // yarn.lock v1 pins two ms; package.json's `^2.1.3` says which is the project's.
     let cases = [
@@ -668,7 +677,7 @@ fn direct_dependencies_come_from_the_manifest_beside_the_lockfile() {
     ];
     for (fixture, pin_file, not_direct, expected) in cases {
         let env = TestEnv::new();
-        let Some(reg) = fixture_project(&env, fixture) else { return };
+        let reg = fixture_project(&env, fixture);
         let out = run(&env, &reg, &["add", "--deps", "--pins", pin_file, "--json"]);
         let json = out.json();
         let mounts_now = mounts(&env);
@@ -684,9 +693,10 @@ fn direct_dependencies_come_from_the_manifest_beside_the_lockfile() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn workspace_members_at_different_versions_get_a_scoped_mount_each() {
     let env = TestEnv::new();
-    let Some(reg) = fixture_project(&env, "pnpm-two-versions") else { return };
+    let reg = fixture_project(&env, "pnpm-two-versions");
     env.write(
         "memorix.toml",
         "[project]\nname = \"app\"\n\n[agents]\nharnesses = [\"agents-md\", \"claude\"]\n",
@@ -710,9 +720,10 @@ fn workspace_members_at_different_versions_get_a_scoped_mount_each() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn a_marker_split_gets_a_target_written_into_memorix_toml() {
     let env = TestEnv::new();
-    let Some(reg) = fixture_project(&env, "uv-markers") else { return };
+    let reg = fixture_project(&env, "uv-markers");
     let out = run(&env, &reg, &["add", "--deps", "--pins", "uv.lock"]).ok();
     assert!(out.stdout.contains("Declared the target [pins] markers = { implementation_name = \"cpython\", os_name = \"posix\", platform_machine = \"x86_64\", platform_python_implementation = \"CPython\", platform_system = \"Linux\", python_version = \"3.12\", sys_platform = \"linux\" }"), "{}", out.stdout);
     assert!(
@@ -738,12 +749,10 @@ fn a_marker_split_gets_a_target_written_into_memorix_toml() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn two_origins_of_one_version_are_two_variants_and_each_project_gets_its_own() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/warehouse/requirements/main.txt", "requirements.txt", &[])
-    else {
-        return;
-    };
+    let reg = project(&env, "lockfiles/warehouse/requirements/main.txt", "requirements.txt", &[]);
     env.write("requirements.txt", "httpx==0.28.1\n");
     env.write("memorix.toml", &manifest("requirements.txt", &["httpx"], ""));
     run(&env, &reg, &["build"]).ok();
@@ -773,9 +782,10 @@ fn two_origins_of_one_version_are_two_variants_and_each_project_gets_its_own() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn a_nearby_version_in_the_store_never_serves_a_pin_and_a_fresh_clone_reproduces_the_lock() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["http"]) else { return };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["http"]);
     // The Store holds http 1.5.1, which a `minor` match would take for the pinned 1.5.0.
     env.write("near/README.md", "# http 1.5.1\n");
     env.run(&["ingest", "docs/http/", env.project.join("near").to_str().unwrap(), "--version", "1.5.1"]).ok();
@@ -797,9 +807,10 @@ fn a_nearby_version_in_the_store_never_serves_a_pin_and_a_fresh_clone_reproduces
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn an_unreachable_registry_after_a_pin_bump_is_an_error_never_the_old_docs() {
     let env = TestEnv::new();
-    let Some(reg) = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["http"]) else { return };
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["http"]);
     let real = fs::read_to_string(env.project.join("Cargo.lock")).unwrap();
     let old =
         real.replace("name = \"http\"\nversion = \"1.5.0\"", "name = \"http\"\nversion = \"1.0.0\"").replace(
@@ -823,9 +834,10 @@ fn an_unreachable_registry_after_a_pin_bump_is_an_error_never_the_old_docs() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn a_package_past_the_size_cap_is_skipped_with_a_notice_and_never_downloaded() {
     let env = TestEnv::new();
-    let Some(reg) = fixture_project(&env, "cargo-batch") else { return };
+    let reg = fixture_project(&env, "cargo-batch");
     reg.oversize("http-1.5.0.crate");
     let out = run(&env, &reg, &["add", "--deps", "--pins", "Cargo.lock", "--json"]);
     let json = out.json();
@@ -841,9 +853,10 @@ fn a_package_past_the_size_cap_is_skipped_with_a_notice_and_never_downloaded() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn a_library_name_from_a_pin_file_or_a_manifest_is_never_a_path() {
     let env = TestEnv::new();
-    let Some(reg) = fixture_project(&env, "npm-alias") else { return };
+    let reg = fixture_project(&env, "npm-alias");
     let sentinel = common::Sentinel::new(&env);
     let hostile = "ms?/../../../../sentinel";
     let lock = fs::read_to_string(env.project.join("package-lock.json")).unwrap();

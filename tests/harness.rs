@@ -72,7 +72,7 @@ fn every_harness_gets_its_native_files_byte_for_byte() {
     let env = project(ALL);
     let out = env.run(&["build"]).ok();
     assert!(
-        out.stdout.contains("Wrote agent harness files: .agents/skills/memorix/SKILL.md, "),
+        out.stdout.contains("Wrote agent harness files: .claude/rules/memorix-api.md, "),
         "{}",
         out.stdout
     );
@@ -81,8 +81,10 @@ fn every_harness_gets_its_native_files_byte_for_byte() {
     assert_eq!(
         names,
         [
+            ".agents/skills/memorix/.gitignore",
             ".agents/skills/memorix/SKILL.md",
             ".claude/rules/memorix-api.md",
+            ".claude/skills/memorix/.gitignore",
             ".claude/skills/memorix/SKILL.md",
             ".cursor/rules/memorix-api.mdc",
             ".github/copilot-instructions.md",
@@ -93,7 +95,9 @@ fn every_harness_gets_its_native_files_byte_for_byte() {
         ]
     );
     for (name, text) in &files {
-        if !name.ends_with("SKILL.md") {
+        if name.ends_with(".gitignore") {
+            assert!(text.ends_with("\n*\n"), "the skill's folder keeps itself out of git: {text}");
+        } else if !name.ends_with("SKILL.md") {
             insta::assert_snapshot!(name.replace('/', "__"), text);
         }
     }
@@ -289,6 +293,79 @@ fn bad_input_is_refused_and_the_users_files_are_never_lost() {
         err.contains("memorix::doctor::unknown_harness") && err.contains("did you mean `claude`?"),
         "{err}"
     );
+}
+
+/// What `init` and `build` say to commit is exactly what `git status` then shows of theirs; the
+/// skill folders, which come with the memorix binary, keep themselves out of git (as
+/// `.memory/` and `.memorix/` do) and are said to be generated.
+#[test]
+fn init_and_build_list_the_files_to_commit_and_the_generated_ones() {
+    let env = TestEnv::new();
+    common::git(&env.project, &["init", "-q"]);
+    env.write("rules/style.md", "# Style\n");
+    let init = env.run(&["init", "--agents"]).ok().stdout;
+    assert!(
+        init.contains("To commit: memorix.toml, .ignore\nGenerated, ignored by git: .memorix/\n"),
+        "{init}"
+    );
+    let manifest = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
+    let mount = "[sources]\n\"rules/app/\" = \"./rules\"\n\n[mounts.app]\nselect = [\"rules/app/\"]\napplies-to = [\"src/**\"]\n";
+    env.write(
+        "memorix.toml",
+        &manifest.replace("[sources]\n", "").replace("# Each mount", &format!("{mount}\n# Each mount")),
+    );
+    let build = env.run(&["build"]).ok().stdout;
+    assert!(
+        build.contains(
+            "To commit: memorix.lock, .claude/rules/memorix-app.md, AGENTS.md, CLAUDE.md\n\
+             Generated, ignored by git: .memory/, .agents/skills/memorix/, .claude/skills/memorix/\n"
+        ),
+        "{build}"
+    );
+    let status = common::git(&env.project, &["status", "--porcelain", "--untracked-files=all"]);
+    let listed =
+        [".claude/rules/memorix-app.md", ".ignore", "AGENTS.md", "CLAUDE.md", "memorix.lock", "memorix.toml"];
+    let mut want: Vec<String> = listed.iter().map(|f| format!("?? {f}")).collect();
+    want.push("?? rules/style.md".into());
+    want.sort();
+    assert_eq!(status.lines().collect::<Vec<_>>(), want);
+    // The harnesses still find the skill; git does not.
+    assert!(env.project.join(".claude/skills/memorix/SKILL.md").is_file());
+    common::git(&env.project, &["check-ignore", "-q", ".agents/skills/memorix/SKILL.md"]);
+    // A later build names only what it changed: the lock and the pointers naming the new
+    // environment; CLAUDE.md (an import) and the skills are as they were.
+    env.write("rules/style.md", "# Style\n\nTabs.\n");
+    let again = env.run(&["build"]).ok().stdout;
+    assert!(again.ends_with("To commit: memorix.lock, .claude/rules/memorix-app.md, AGENTS.md\n"), "{again}");
+}
+
+/// Without `[agents]` no harness loads anything that points at the memory: `doctor` says so and
+/// how to set one up (never "No problems found"); set up but not built, it says to build.
+#[test]
+fn doctor_says_when_no_harness_is_set_up_and_how() {
+    let env = TestEnv::new();
+    env.write("rules/style.md", "# Style\n");
+    env.write(
+        "memorix.toml",
+        "[sources]\n\"rules/app/\" = \"./rules\"\n\n[mounts.rules]\nselect = [\"rules/app/\"]\n",
+    );
+    env.run(&["build"]).ok();
+    let out = env.run(&["doctor", "--check"]).expect(1).stdout;
+    assert!(out.contains("problem (not_set_up): no harness loads anything that points at .memory/"), "{out}");
+    assert!(out.contains("Run `memorix init --agents`") && out.ends_with("1 problem found\n"), "{out}");
+    let json = env.run(&["doctor", "--json"]).ok().json();
+    assert_eq!(json["setup"]["code"], "not_set_up", "{json}");
+    env.run(&["init", "--agents"]).ok();
+    let out = env.run(&["doctor", "--check"]).expect(1).stdout;
+    assert!(out.contains("yet: run `memorix build`"), "{out}");
+    env.run(&["build"]).ok();
+    let out = env.run(&["doctor", "--check"]).ok().stdout;
+    assert!(out.ends_with("No problems found\n"), "{out}");
+    // A pointer the user wrote by hand reaches the memory too.
+    env.run(&["init", "--remove-agents"]).ok();
+    env.run(&["build"]).ok();
+    env.write("AGENTS.md", "# Agents\n\nRead .memory/INDEX.md first.\n");
+    env.run(&["doctor", "--check"]).ok();
 }
 
 #[test]

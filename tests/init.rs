@@ -128,7 +128,7 @@ fn agents_block_is_managed_without_touching_the_rest() {
     env.write("AGENTS.md", original);
     std::os::unix::fs::symlink("AGENTS.md", env.project.join("CLAUDE.md")).unwrap();
     let init = env.run(&["init", "--agents"]).ok();
-    assert!(init.stdout.contains("Updated memorix.toml ([agents])"), "{}", init.stdout);
+    assert!(init.stdout.starts_with("Created memorix.toml for `project` with [agents]."), "{}", init.stdout);
     let manifest = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
     assert!(manifest.contains("[agents]\nharnesses = [\"agents-md\", \"claude\"]\n"), "{manifest}");
     assert_eq!(
@@ -159,4 +159,68 @@ fn agents_block_is_managed_without_touching_the_rest() {
     env.run(&["init", "--remove-agents"]).ok();
     env.run(&["build"]).ok();
     assert_eq!(fs::read_to_string(env.project.join("AGENTS.md")).unwrap(), original, "restored exactly");
+}
+
+/// A commented line of the starter that is TOML once the `# ` is taken off: a `[header]` or a
+/// `key = value`, not prose.
+fn example_line(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("# ")?;
+    let is_key = rest.split_once(" = ").is_some_and(|(key, _)| {
+        !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || "\"._/-".contains(c))
+    });
+    (rest.starts_with('[') || is_key).then_some(rest)
+}
+
+/// Every commented example of a fresh `init` sits under its own header: uncommented as written
+/// (each one), the manifest builds, with what the examples name in place.
+#[test]
+fn every_example_line_of_a_fresh_init_uncomments_into_a_manifest_that_builds() {
+    let env = TestEnv::new();
+    env.run(&["init"]).ok();
+    let text = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
+    let examples: Vec<&str> = text.lines().filter_map(example_line).collect();
+    assert!(examples.contains(&"[agents]") && examples.len() >= 9, "{examples:?}");
+    let uncommented: String = text.lines().map(|l| format!("{}\n", example_line(l).unwrap_or(l))).collect();
+    // What the examples name: two lockfiles (one pins serde), a rules folder, serde's docs.
+    let serde = "name = \"serde\"\nversion = \"1.0.219\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n";
+    env.write("Cargo.lock", &format!("version = 4\n\n[[package]]\n{serde}"));
+    env.write("uv.lock", "version = 1\nrequires-python = \">=3.12\"\n");
+    env.write("agent-rules/style.md", "# Style\n");
+    let docs = env.root.join("serde-docs");
+    common::write_file(&docs.join("README.md"), b"# serde\n");
+    env.run(&["ingest", "docs/serde/", docs.to_str().unwrap(), "--version", "1.0.219"]).ok();
+    env.write("memorix.toml", &uncommented);
+    env.run(&["build", "--offline"]).ok();
+    assert_eq!(
+        common::files_under(&env.project.join(".memory")),
+        [".gitignore", ".ignore", "INDEX.md", "libs/serde/README.md", "rules/style.md"]
+    );
+    assert!(fs::read_to_string(env.project.join("AGENTS.md")).unwrap().contains("memorix:begin"));
+}
+
+/// `init --agents` on a project that has memorix.toml says once what it did to it; a new
+/// project gets `[agents]` in place of the commented example, and plain `init` says how.
+#[test]
+fn init_says_once_what_it_did_to_memorix_toml() {
+    let env = TestEnv::new();
+    let first = env.run(&["init"]).ok().stdout;
+    assert!(first.contains("`memorix init --agents` adds [agents]"), "{first}");
+    let plain = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
+    let added = env.run(&["init", "--agents"]).ok().stdout;
+    assert_eq!(
+        added,
+        "Added [agents] to memorix.toml: `memorix build` writes each harness's entry points\n\
+         To commit: memorix.toml\n"
+    );
+    let with = fs::read_to_string(env.project.join("memorix.toml")).unwrap();
+    assert!(!with.contains("# [agents]") && with.contains("\n[agents]\n"), "{with}");
+    assert_eq!(env.run(&["init", "--agents"]).ok().stdout, "memorix.toml exists; left as it is\n");
+    let removed = env.run(&["init", "--remove-agents"]).ok().stdout;
+    assert!(removed.starts_with("Removed [agents] from memorix.toml"), "{removed}");
+    assert_eq!(fs::read_to_string(env.project.join("memorix.toml")).unwrap(), plain, "back as it was");
+
+    let fresh = TestEnv::new();
+    let out = fresh.run(&["init", "--agents", "--name", "demo"]).ok().stdout;
+    assert!(out.starts_with("Created memorix.toml for `demo` with [agents]."), "{out}");
+    assert!(!out.contains("Added [agents]") && !out.contains("--agents` adds"), "{out}");
 }

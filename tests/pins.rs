@@ -637,8 +637,9 @@ fn check(base: &Path, rows: &[Row]) {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn corpus_pins_resolve_as_the_files_say() {
-    let Some(base) = common::corpus("lockfiles") else { return };
+    let base = common::corpus("lockfiles");
     check(&base, ROWS);
 }
 
@@ -652,8 +653,9 @@ fn fixtures() -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn every_corpus_lockfile_parses() {
-    let Some(base) = common::corpus("lockfiles") else { return };
+    let base = common::corpus("lockfiles");
     // Counts from `grep -c '^\[\[package\]\]'` (TOML), `name==` lines (requirements),
     // node_modules entries with a version (JSON), `packages:` keys (pnpm) and entries other
     // than the workspace (yarn).
@@ -711,8 +713,9 @@ fn hashes(dir: &Path, files: &[&str], library: &str) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn artifact_hashes_are_the_ones_the_corpus_lockfiles_record() {
-    let Some(base) = common::corpus("lockfiles") else { return };
+    let base = common::corpus("lockfiles");
     // Cargo.lock v4 `checksum`, and v1's `[metadata]` checksums: the .crate's sha256.
     let regex = resolved(&base.join("ripgrep/15.1.0"), CARGO, "regex");
     assert_eq!(

@@ -6,22 +6,20 @@ use std::fs;
 
 use common::{TestEnv, corpus};
 
-/// Ingests `lib` at `versions` (in this order) from the shared corpus; false when it is absent.
-fn ingest_versions(env: &TestEnv, lib: &str, versions: &[&str]) -> bool {
+/// Ingests `lib` at `versions` (in this order) from the shared corpus.
+fn ingest_versions(env: &TestEnv, lib: &str, versions: &[&str]) {
     for v in versions {
-        let Some(dir) = corpus(&format!("docs-multiversion/{lib}/{v}")) else { return false };
+        let dir = corpus(&format!("docs-multiversion/{lib}/{v}"));
         env.run(&["ingest", &format!("docs/{lib}/"), dir.to_str().unwrap(), "--version", v]).ok();
     }
-    true
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn each_version_is_a_generation_and_a_backfill_does_not_move_the_tip() {
     let env = TestEnv::new();
-    if !ingest_versions(&env, "httpx", &["0.26.0", "0.28.1"]) {
-        return;
-    }
-    let dir = corpus("docs-multiversion/httpx/0.23.3").unwrap();
+    ingest_versions(&env, "httpx", &["0.26.0", "0.28.1"]);
+    let dir = corpus("docs-multiversion/httpx/0.23.3");
     let out = env.run(&["ingest", "docs/httpx/", dir.to_str().unwrap(), "--version", "0.23.3"]).ok();
     assert_eq!(
         out.stdout,
@@ -73,11 +71,10 @@ fn locked_version(env: &TestEnv) -> String {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn match_policy_exact_by_default_minor_and_major() {
     let env = TestEnv::new();
-    if !ingest_versions(&env, "pydantic", &["1.10.26", "2.0", "2.11.10"]) {
-        return;
-    }
+    ingest_versions(&env, "pydantic", &["1.10.26", "2.0", "2.11.10"]);
     build_with(&env, "docs/pydantic/@v2.0", Some("exact")).ok();
     assert_eq!(locked_version(&env), "2.0");
     let err = build_with(&env, "docs/pydantic/@v2.0.3", None).expect(2).stderr;
@@ -105,11 +102,10 @@ fn match_policy_exact_by_default_minor_and_major() {
 }
 
 #[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn a_mount_never_mixes_two_versions_of_one_library() {
     let env = TestEnv::new();
-    if !ingest_versions(&env, "httpx", &["0.23.3", "0.28.1"]) {
-        return;
-    }
+    ingest_versions(&env, "httpx", &["0.23.3", "0.28.1"]);
     env.write(
         "memorix.toml",
         "[mounts.httpx]\nselect = [\"docs/httpx/@v0.23.3\", \"docs/httpx/docs/@v0.28.1\"]\n",

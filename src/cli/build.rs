@@ -92,6 +92,12 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
     }
     hook_warnings(&outcome.artifact_failures);
     let env = outcome.environment.expect("a build that was not refused has an environment");
+    if let Some(store) = outcome.joined_store.as_ref().filter(|_| !ctx.store_chosen) {
+        s.line(format_args!(
+            "Stored this project's memory in the Store at {} (--store DIR or MEMORIX_STORE choose another)",
+            store.display()
+        ));
+    }
     for m in &outcome.sources_moved {
         s.line(source_move(m));
     }
@@ -107,10 +113,29 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
             "Added the memory directory to .ignore, so rg, fd and agents' search tools see it"
         ));
     }
+    activation_lines(&mut s, outcome, env);
+    commit_lines(&mut s, &outcome.commit, &outcome.generated);
+    if ctx.verbose {
+        for d in &outcome.derivations {
+            let new = if d.new { "new" } else { "reused" };
+            s.line(format_args!(
+                "    {}/ -> derivation {} ({new}), quest {}",
+                d.mount,
+                d.id,
+                d.quest.short()
+            ));
+        }
+    }
+    render::note(ctx, &s)?;
+    Ok(0)
+}
+
+/// What the activation did (or why there was none), with the harness files it wrote.
+fn activation_lines(s: &mut Text, outcome: &BuildOutcome, env: crate::model::Id) {
     match &outcome.activated {
         None if !outcome.harness.is_empty() => {
             let verb = if outcome.harness.restored { "Restored edited" } else { "Wrote" };
-            harness_lines(&mut s, &outcome.harness, verb);
+            harness_lines(s, &outcome.harness, verb);
             s.line(format_args!(
                 ".memory/ already shows environment {} (profile generation {})",
                 env.short(),
@@ -123,7 +148,7 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
             outcome.generation.unwrap_or_default()
         )),
         Some(a) => {
-            repaired(&mut s, a);
+            repaired(s, a);
             let new = outcome.derivations.iter().filter(|d| d.new).count();
             s.line(format_args!(
                 "Built environment {} ({}, {})",
@@ -144,28 +169,33 @@ pub fn report(ctx: &Context, outcome: &BuildOutcome) -> Result<u8> {
                     a.purged.join(", ")
                 ));
             }
-            harness_lines(&mut s, &outcome.harness, "Wrote");
+            harness_lines(s, &outcome.harness, "Wrote");
         }
     }
-    if ctx.verbose {
-        for d in &outcome.derivations {
-            let new = if d.new { "new" } else { "reused" };
-            s.line(format_args!(
-                "    {}/ -> derivation {} ({new}), quest {}",
-                d.mount,
-                d.id,
-                d.quest.short()
-            ));
-        }
+}
+
+/// Which of the files a run wrote belong in git, and what memorix generates and keeps out of
+/// git itself: `git status` after a first run shows both kinds.
+pub(super) fn commit_lines(s: &mut Text, commit: &[String], generated: &[String]) {
+    if !commit.is_empty() {
+        s.line(format_args!("To commit: {}", commit.join(", ")));
     }
-    render::note(ctx, &s)?;
-    Ok(0)
+    if !generated.is_empty() {
+        s.line(format_args!("Generated, ignored by git: {}", generated.join(", ")));
+    }
 }
 
 /// The agent harness files an activation wrote (or a build restored) and removed.
 pub(super) fn harness_lines(s: &mut Text, synced: &crate::harness::sync::Synced, verb: &str) {
-    if !synced.written.is_empty() {
-        s.line(format_args!("{verb} agent harness files: {}", synced.written.join(", ")));
+    // The skill folders keep themselves out of git: the generated line names them.
+    let committed: Vec<&str> = synced
+        .written
+        .iter()
+        .filter(|p| crate::harness::ignored_by_git(p).is_none())
+        .map(String::as_str)
+        .collect();
+    if !committed.is_empty() {
+        s.line(format_args!("{verb} agent harness files: {}", committed.join(", ")));
     }
     if !synced.removed.is_empty() {
         s.line(format_args!("Removed agent harness files: {}", synced.removed.join(", ")));

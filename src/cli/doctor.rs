@@ -10,7 +10,8 @@ use crate::ops::error::Result;
 /// (imports and always-applied rules included) with bytes and approximate tokens, its
 /// path-scoped rules and the project files they match, its skill. Problems: a size cap
 /// exceeded (Codex stops at 32 KiB), the same text loaded twice, scoped rules whose globs
-/// match no file, front matter the harness would reject, a memory directory its search skips.
+/// match no file, front matter the harness would reject, a memory directory its search skips,
+/// and no harness pointed at the memory at all (no `[agents]`, or no build since).
 ///
 /// Examples: `memorix doctor`, `memorix doctor --harness claude`, `memorix doctor --check`
 #[derive(Debug, clap::Args)]
@@ -34,6 +35,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let mut s = Text::default();
     for h in &report.harnesses {
         harness(&mut s, h);
+    }
+    if let Some(p) = &report.setup {
+        s.line(format_args!("problem ({}): {}", p.code, p.message));
     }
     match report.problems {
         0 => s.line("No problems found"),

@@ -1,7 +1,7 @@
 use super::Context;
 use super::render::{self, Text};
 use crate::ops::error::Result;
-use crate::ops::init::{Agents, init};
+use crate::ops::init::{Agents, AgentsEdit, init};
 
 /// Set up memorix in a project (safe to run again)
 ///
@@ -41,20 +41,35 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         return Ok(0);
     }
     let mut s = Text::default();
-    if outcome.manifest_written {
-        s.line(format_args!(
-            "Created memorix.toml for `{}`. Declare mounts in it, then run `memorix build`.",
+    let agents = if outcome.agents_configured && outcome.manifest_written { " with [agents]" } else { "" };
+    match (outcome.manifest_written, outcome.agents) {
+        (true, _) => s.line(format_args!(
+            "Created memorix.toml for `{}`{agents}. Declare mounts in it, then run `memorix build`.",
             outcome.name
-        ));
-    } else {
-        s.line(format_args!("memorix.toml exists; left as it is"));
+        )),
+        (false, AgentsEdit::Added) => s.line(format_args!(
+            "Added [agents] to memorix.toml: `memorix build` writes each harness's entry points"
+        )),
+        (false, AgentsEdit::Removed) => s.line(format_args!(
+            "Removed [agents] from memorix.toml: the next `memorix build` removes the files it generated"
+        )),
+        (false, AgentsEdit::Unchanged) => s.line(format_args!("memorix.toml exists; left as it is")),
     }
     if !outcome.pins.is_empty() {
         s.line(format_args!("Pins versions from {}", outcome.pins.join(", ")));
     }
+    if outcome.ignore_updated {
+        s.line(format_args!("Updated .ignore"));
+    }
     for c in &outcome.changed {
         s.line(format_args!("Updated {c}"));
     }
+    if outcome.manifest_written && !outcome.agents_configured {
+        s.line(format_args!(
+            "No agent harness is set up: `memorix init --agents` adds [agents], from which `memorix build` writes AGENTS.md and CLAUDE.md"
+        ));
+    }
+    super::build::commit_lines(&mut s, &outcome.commit, &outcome.generated);
     render::note(ctx, &s)?;
     Ok(0)
 }

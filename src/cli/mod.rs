@@ -137,6 +137,9 @@ pub struct Context {
     /// The working directory (after `-C`): where the project is looked for.
     pub cwd: PathBuf,
     pub store: PathBuf,
+    /// `--store` or `MEMORIX_STORE` named the Store, so the user knows where it is; else it
+    /// is the default, which a project's first build names.
+    pub store_chosen: bool,
     pub json: bool,
     pub progress: render::Terminal,
     pub quiet: bool,
@@ -204,6 +207,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
     let ctx = Context {
         cwd,
         store: cli.store.clone().unwrap_or_else(Store::default_location),
+        store_chosen: cli.store.is_some(),
         json: cli.json,
         progress: render::Terminal { bars: std::io::stderr().is_terminal() && !cli.quiet },
         quiet: cli.quiet,

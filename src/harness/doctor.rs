@@ -22,6 +22,10 @@ const DUPLICATE_MIN: usize = 64;
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub harnesses: Vec<HarnessReport>,
+    /// What keeps every harness from the memory: no `[agents]`, or no build since.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setup: Option<Problem>,
+    /// Problems found, `setup` included.
     pub problems: usize,
 }
 
@@ -42,6 +46,9 @@ pub struct HarnessReport {
     pub skills: Vec<String>,
     pub problems: Vec<Problem>,
     pub notes: Vec<String>,
+    /// Something it loads at session start names the memory directory.
+    #[serde(skip)]
+    pub points_into_memory: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -83,7 +90,7 @@ pub fn examine(
     let reports: Vec<HarnessReport> =
         harnesses.iter().map(|h| examine_one(project, memory, *h, configured.contains(h), &files)).collect();
     let problems = reports.iter().map(|r| r.problems.len()).sum();
-    Report { harnesses: reports, problems }
+    Report { harnesses: reports, setup: None, problems }
 }
 
 fn examine_one(
@@ -107,6 +114,7 @@ fn examine_one(
         skills: Vec::new(),
         problems: Vec::new(),
         notes: Vec::new(),
+        points_into_memory: false,
     };
     let mut texts: Vec<(String, String)> = Vec::new();
     for name in c.loads {
@@ -122,6 +130,7 @@ fn examine_one(
             Loaded { path: path_name(key).to_string(), bytes, tokens: tokens(bytes), via: path_via(key) }
         })
         .collect();
+    r.points_into_memory = texts.iter().any(|(_, t)| t.contains(&format!("{memory}/")));
     r.bytes = r.loads.iter().map(|l| l.bytes).sum();
     r.tokens = tokens(r.bytes);
     if let Some(cap) = c.cap

@@ -89,6 +89,8 @@ pub fn outputs(spec: &AgentsSpec, ix: &Index, skill: &str) -> Vec<Output> {
     for h in [AgentsMd, Claude] {
         if let (true, Some(dir)) = (spec.has(h), h.conventions().skills) {
             out.push(whole(format!("{dir}/{PREFIX}/SKILL.md"), marked_skill(skill)));
+            // See `ignored_by_git`: the skill's folder keeps itself out of git.
+            out.push(whole(format!("{dir}/{PREFIX}/.gitignore"), format!("# {MARK}\n*\n")));
         }
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));

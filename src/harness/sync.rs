@@ -187,10 +187,11 @@ fn stale(project: &Confined, plan: &mut Plan, targets: &[PathBuf]) -> Result<()>
                 }
             }
         }
-        if let Some(dir) = c.skills {
-            let rel = format!("{dir}/{PREFIX}/SKILL.md");
-            if !plan.wanted.contains(&rel) && is_ours(project, &rel)? {
-                plan.changes.insert(rel, (Change::Remove, left));
+        for file in
+            c.skills.iter().flat_map(|dir| ["SKILL.md", ".gitignore"].map(|f| format!("{dir}/{PREFIX}/{f}")))
+        {
+            if !plan.wanted.contains(&file) && is_ours(project, &file)? {
+                plan.changes.insert(file, (Change::Remove, left));
             }
         }
         let Some(entry) = c.entry else { continue };
@@ -248,9 +249,9 @@ fn entry_target(project: &Confined, rel: &str) -> Result<PathBuf> {
 }
 
 /// A file memorix wrote whole carries the generated-by line near its top (after front
-/// matter), or is the skill `memorix skill --install` wrote.
+/// matter; as a `#` comment in a `.gitignore`), or is the skill `memorix skill --install` wrote.
 fn ours(text: &str) -> bool {
-    text.lines().take(40).any(|l| l == MARK) || text == super::SKILL
+    text.lines().take(40).any(|l| l.strip_prefix("# ").unwrap_or(l) == MARK) || text == super::SKILL
 }
 
 /// Applies `plan`, then records what the files are now.

@@ -1,10 +1,13 @@
-//! The commented starter manifest `memorix init` writes, built with toml_edit.
+//! The commented starter manifest `memorix init` writes. Every commented example sits under
+//! its section header, so uncommenting a line as written gives a valid manifest.
 
-use toml_edit::{Array, DocumentMut, Item, Table, value};
+use toml_edit::{Array, Value};
+
+use crate::model::HarnessName;
 
 /// Commented mounts: the starter selects nothing, so a new project never receives the whole
 /// Store (every other project's rules) before its owner says what it wants.
-const MOUNT_EXAMPLES: &str = "\n\
+const MOUNT_EXAMPLES: &str = "\
 # Each mount is a directory inside .memory/ filled from Store locators
 # (kind/path[/][@latest|@gN|@<hash>|@pin]); `memorix ls` shows what the Store has.
 # Uncomment and adapt, then run `memorix build`:
@@ -18,46 +21,59 @@ const MOUNT_EXAMPLES: &str = "\n\
 # intent = \"serde docs for the version we use\"
 ";
 
-/// A starter manifest for a project called `name` whose root holds the pin files `pins`.
-pub fn starter(name: &str, pins: &[String]) -> String {
-    let mut doc = DocumentMut::new();
-    doc.decor_mut().set_prefix(
+/// What `[agents]` is for, above the table (commented out, or written by `init --agents`).
+pub const AGENTS_ABOUT: &str = "\
+# The agent harnesses `memorix build` writes entry points for (AGENTS.md, CLAUDE.md, ...),
+# so each agent loads the memory; `memorix doctor` shows what each one loads.
+";
+
+/// The default `[agents]` table, as `init --agents` writes it.
+pub fn agents_table() -> String {
+    let names = Array::from_iter(HarnessName::DEFAULT.iter().map(|h| h.as_str()));
+    format!("[agents]\nharnesses = {names}\n")
+}
+
+/// The `[agents]` example a starter without one ends with; `init --agents` replaces it.
+pub fn agents_example() -> String {
+    let commented: String = agents_table().lines().map(|l| format!("# {l}\n")).collect();
+    format!("{AGENTS_ABOUT}# (uncomment, or run `memorix init --agents`)\n{commented}")
+}
+
+/// A starter manifest for a project called `name` whose root holds the pin files `pins`,
+/// with the default `[agents]` table when `agents`, else a commented one.
+pub fn starter(name: &str, pins: &[String], agents: bool) -> String {
+    let name_value = Value::from(name);
+    let intent = Value::from(format!("What {name} is, in a sentence agents can search for"));
+    let files = if pins.is_empty() {
+        "# files = [\"Cargo.lock\", \"uv.lock\"]\n".to_string()
+    } else {
+        format!("files = {}\n", Array::from_iter(pins))
+    };
+    let agents = if agents { format!("{AGENTS_ABOUT}{}", agents_table()) } else { agents_example() };
+    format!(
         "# memorix.toml: the memory this project's agents read.\n\
          # `memorix build` resolves it into memorix.lock and delivers it into .memory/.\n\
-         # Commit this file and memorix.lock.\n\n",
-    );
-
-    let mut project = Table::new();
-    project.insert("name", value(name));
-    project.insert("intent", value(format!("What {name} is, in a sentence agents can search for")));
-    project.insert("memory", value(".memory"));
-    project
-        .key_mut("memory")
-        .expect("just inserted")
-        .leaf_decor_mut()
-        .set_prefix("# Where the memory is delivered, relative to this file.\n");
-    doc.insert("project", Item::Table(project));
-
-    let mut pin_table = Table::new();
-    let about = "\n# Lockfiles that say which library versions this project uses; `@pin` locators\n\
-                 # follow them (`memorix pins` shows what each resolves to).\n";
-    if pins.is_empty() {
-        pin_table.decor_mut().set_prefix(format!("{about}# files = [\"Cargo.lock\", \"uv.lock\"]\n"));
-    } else {
-        pin_table.insert("files", value(Array::from_iter(pins)));
-        pin_table.decor_mut().set_prefix(about);
-    }
-    doc.insert("pins", Item::Table(pin_table));
-
-    let mut sources = Table::new();
-    sources.decor_mut().set_prefix(
-        "\n# Project folders ingested into the Store at build time (Store place = folder):\n\
-         # \"rules/myproject/\" = \"./agent-rules\"\n",
-    );
-    doc.insert("sources", Item::Table(sources));
-    let mut text = doc.to_string();
-    text.push_str(MOUNT_EXAMPLES);
-    text
+         # Commit this file and memorix.lock.\n\
+         \n\
+         [project]\n\
+         name = {name_value}\n\
+         intent = {intent}\n\
+         # Where the memory is delivered, relative to this file.\n\
+         memory = \".memory\"\n\
+         \n\
+         # Lockfiles that say which library versions this project uses; `@pin` locators\n\
+         # follow them (`memorix pins` shows what each resolves to).\n\
+         [pins]\n\
+         {files}\
+         \n\
+         # Project folders ingested into the Store at build time (Store place = folder):\n\
+         [sources]\n\
+         # \"rules/myproject/\" = \"./agent-rules\"\n\
+         \n\
+         {MOUNT_EXAMPLES}\
+         \n\
+         {agents}"
+    )
 }
 
 #[cfg(test)]
@@ -69,12 +85,15 @@ mod tests {
             for p in &pins {
                 std::fs::write(dir.path().join(p), "").unwrap();
             }
-            let text = super::starter("demo", &pins);
-            let m = super::super::parse(&text, "memorix.toml", dir.path()).unwrap();
-            assert_eq!(m.name.as_deref(), Some("demo"));
-            assert!(m.mounts.is_empty(), "no mount until the owner writes one");
-            assert_eq!(m.pins.files, pins);
-            assert!(text.contains("# Project folders ingested") && text.contains("# [mounts.rules]"));
+            for agents in [false, true] {
+                let text = super::starter("de\"mo", &pins, agents);
+                let m = super::super::parse(&text, "memorix.toml", dir.path()).unwrap();
+                assert_eq!(m.name.as_deref(), Some("de\"mo"));
+                assert!(m.mounts.is_empty(), "no mount until the owner writes one");
+                assert_eq!(m.pins.files, pins);
+                assert_eq!(m.agents.is_some(), agents);
+                assert!(text.contains("# Project folders ingested") && text.contains("# [mounts.rules]"));
+            }
         }
     }
 }

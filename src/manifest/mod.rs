@@ -225,7 +225,8 @@ pub struct ManifestError {
     label: String,
     message: String,
     code: &'static str,
-    help: Option<String>,
+    /// Every manifest error says how to fix it.
+    help: String,
 }
 
 impl Diagnostic for ManifestError {
@@ -233,7 +234,7 @@ impl Diagnostic for ManifestError {
         Some(Box::new(self.code))
     }
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        Some(Box::new(&self.help))
     }
     fn source_code(&self) -> Option<&dyn SourceCode> {
         Some(&self.src)
@@ -331,7 +332,7 @@ impl Ctx<'_> {
         code: &'static str,
         message: String,
         label: &str,
-        help: Option<String>,
+        help: impl Into<String>,
     ) -> Error {
         let line = span.as_ref().map(|s| self.line(s.start));
         let message = match line {
@@ -347,17 +348,24 @@ impl Ctx<'_> {
             label: label.to_string(),
             message,
             code,
-            help,
+            help: help.into(),
         }))
     }
 }
+
+/// What a TOML syntax error needs, whichever it is.
+const SYNTAX_HELP: &str = "fix the TOML at the marked place: strings in double quotes, arrays closed with `]`, each [table] header on a line of its own (https://toml.io)";
+
+/// A glob's rules, for every glob memorix.toml holds.
+const GLOB_HELP: &str = "globs match paths inside the mount: `*` stays in one folder, `**` crosses folders, e.g. \"**/drafts/**\"";
 
 /// Parses manifest text; `name` labels errors, `dir` is the project directory.
 pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
     let ctx = Ctx { name, text };
     if let Some(at) = crate::confine::toml_too_deep(text) {
         let message = format!("invalid TOML: nests deeper than {} levels", crate::confine::MAX_NESTING);
-        return Err(ctx.err(Some(at..at + 1), "memorix::manifest::syntax", message, "here", None));
+        let help = "memorix.toml is configuration: keep tables and arrays a few levels deep";
+        return Err(ctx.err(Some(at..at + 1), "memorix::manifest::syntax", message, "here", help));
     }
     let doc = toml_edit::Document::parse(text.to_string()).map_err(|e| {
         ctx.err(
@@ -365,7 +373,7 @@ pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Manifest> {
             "memorix::manifest::syntax",
             format!("invalid TOML: {}", e.message().trim_end()),
             "here",
-            None,
+            SYNTAX_HELP,
         )
     })?;
     let raw: RawManifest = toml::from_str(text).map_err(|e| serde_error(&ctx, &e))?;
@@ -420,7 +428,7 @@ impl Parser<'_> {
                 confine::Error::Special { .. } => "memorix::project::special_file",
                 _ => "memorix::project::outside",
             };
-            let help = e.help().map(|h| h.to_string());
+            let help = e.help().map(|h| h.to_string()).unwrap_or_default();
             self.ctx.err(span, code, e.to_string(), "here", help)
         })
     }
@@ -435,7 +443,7 @@ impl Parser<'_> {
                     "memorix::manifest::bad_pin_file",
                     format!("pin file {file:?} is not a file inside the project"),
                     "here",
-                    Some("list lockfiles relative to memorix.toml, e.g. \"Cargo.lock\"".into()),
+                    "list lockfiles relative to memorix.toml, e.g. \"Cargo.lock\"",
                 )
             })?;
             self.check_inside(spans.element(&["pins", "files"], i), &dir.join(path.as_str()))?;
@@ -445,10 +453,7 @@ impl Parser<'_> {
                     "memorix::manifest::missing_pin_file",
                     format!("pin file {file:?} does not exist"),
                     "not found",
-                    Some(format!(
-                        "create {} or remove it from [pins] files",
-                        dir.join(path.as_str()).display()
-                    )),
+                    format!("create {} or remove it from [pins] files", dir.join(path.as_str()).display()),
                 ));
             }
         }
@@ -465,7 +470,7 @@ impl Parser<'_> {
                     "memorix::manifest::bad_artifact",
                     format!("artifact name {name:?} is not a file name"),
                     "here",
-                    None,
+                    "name the artifact with a plain file name, e.g. [artifacts.summary]",
                 ));
             }
             if a.command.is_empty() {
@@ -474,7 +479,7 @@ impl Parser<'_> {
                     "memorix::manifest::bad_artifact",
                     format!("artifact `{name}` has an empty command"),
                     "empty",
-                    Some("e.g. command = [\"python3\", \"summarise.py\"]".into()),
+                    "e.g. command = [\"python3\", \"summarise.py\"]",
                 ));
             }
             artifacts.push(ArtifactDecl { name: name.clone(), command: a.command.clone() });
@@ -490,7 +495,7 @@ impl Parser<'_> {
                     "memorix::manifest::bad_substituter",
                     format!("substituter {url:?} is not a remote store URL: {why}"),
                     "here",
-                    Some("use s3://BUCKET/PREFIX, file:///ABSOLUTE/DIR or https://HOST/PATH".into()),
+                    "use s3://BUCKET/PREFIX, file:///ABSOLUTE/DIR or https://HOST/PATH",
                 )
             })
         };
@@ -509,7 +514,7 @@ impl Parser<'_> {
                     "memorix::manifest::bad_memory",
                     format!("`memory = {m:?}` {why}"),
                     "here",
-                    Some("name a directory inside the project, e.g. \".memory\"".into()),
+                    "name a directory inside the project, e.g. \".memory\"",
                 )
             })
     }
@@ -536,7 +541,7 @@ impl Parser<'_> {
                     "memorix::manifest::bad_memory",
                     format!("`memory = \"{memory}\"` overlaps {what}: building would replace it"),
                     "here",
-                    Some("name a directory of its own for the memory, e.g. \".memory\"".into()),
+                    "name a directory of its own for the memory, e.g. \".memory\"",
                 ));
             }
         }
@@ -563,7 +568,7 @@ impl Parser<'_> {
         let key = ["sources", dest_text];
         let bad = |field: &str, message: String, help: &str| {
             let span = self.spans.value(&["sources", dest_text, field]).or_else(|| self.spans.value(&key));
-            self.ctx.err(span, "memorix::manifest::bad_git_source", message, "here", Some(help.to_string()))
+            self.ctx.err(span, "memorix::manifest::bad_git_source", message, "here", help)
         };
         let (mut dest, version) = self.source_place(dest_text)?;
         dest.selector = None;
@@ -625,7 +630,7 @@ impl Parser<'_> {
                 "memorix::manifest::bad_source",
                 message,
                 "this Store place",
-                Some("a source's key is a Store place such as \"rules/webapp/\", or \"docs/httpx/@v0.28.1\" for a version of a library's docs".into()),
+                "a source's key is a Store place such as \"rules/webapp/\", or \"docs/httpx/@v0.28.1\" for a version of a library's docs",
             )
         };
         let mut dest = Locator::parse(dest_text).map_err(|e| bad_key(e.to_string()))?;
@@ -644,7 +649,7 @@ impl Parser<'_> {
         let key = ["sources", dest_text];
         let (dest, version) = self.source_place(dest_text)?;
         let bad_folder = |code: &'static str, message: String, label: &str, help: String| {
-            ctx.err(spans.value(&key), code, message, label, Some(help))
+            ctx.err(spans.value(&key), code, message, label, help)
         };
         let inside = "name a folder inside the project, e.g. \"./agent-rules\"".to_string();
         let folder = project_path(folder_text).map_err(|why| {
@@ -687,7 +692,7 @@ impl Parser<'_> {
                 "memorix::manifest::duplicate_mount",
                 format!("mount path {} is declared twice", w[0].path),
                 "here",
-                None,
+                "`[mounts.x]` and `[mounts.\"x/\"]` name one mount; keep one of them",
             ));
         }
         Ok(mounts)
@@ -697,7 +702,7 @@ impl Parser<'_> {
         let (ctx, spans) = (&self.ctx, &self.spans);
         let key = ["mounts", name];
         let bad = |message: String, help: String| {
-            ctx.err(spans.key(&key), "memorix::manifest::bad_mount", message, "here", Some(help))
+            ctx.err(spans.key(&key), "memorix::manifest::bad_mount", message, "here", help)
         };
         let path = project_path(name).map_err(|why| {
             bad(
@@ -720,7 +725,7 @@ impl Parser<'_> {
                 "memorix::manifest::empty_select",
                 format!("mount `{name}` selects nothing"),
                 "empty",
-                Some("list at least one locator, e.g. select = [\"rules/python/\"]".into()),
+                "list at least one locator, e.g. select = [\"rules/python/\"]",
             ));
         }
         let select = m
@@ -740,10 +745,7 @@ impl Parser<'_> {
                     crate::model::package::shown(library)
                 ),
                 "not a name",
-                Some(
-                    "name the library as its pin file does, e.g. library = \"@babel/core\" or \"serde_json\""
-                        .into(),
-                ),
+                "name the library as its pin file does, e.g. library = \"@babel/core\" or \"serde_json\"",
             ));
         }
         let filter = Filter {
@@ -779,7 +781,7 @@ impl Parser<'_> {
         Locator::parse(text).map_err(|e| {
             let elem = self.spans.element(&["mounts", mount, "select"], i);
             let span = elem.map(|s| e.span_in(s.start + 1));
-            self.ctx.err(span, e.problem_code(), e.to_string(), &e.problem_label(), Some(e.problem_help()))
+            self.ctx.err(span, e.problem_code(), e.to_string(), &e.problem_label(), e.problem_help())
         })
     }
 
@@ -815,7 +817,7 @@ impl Parser<'_> {
                     "memorix::manifest::unknown_harness",
                     format!("unknown agent harness {name:?}"),
                     "here",
-                    Some(format!("{mean}the harnesses memorix knows: {}", known.join(", "))),
+                    format!("{mean}the harnesses memorix knows: {}", known.join(", ")),
                 ));
             };
             if !harnesses.contains(&h) {
@@ -831,7 +833,7 @@ impl Parser<'_> {
                     "memorix::manifest::bad_size",
                     format!("index-budget {t:?} is not a size"),
                     "here",
-                    Some("write bytes with a unit, e.g. \"8KiB\", \"16 KB\" or 8192".into()),
+                    "write bytes with a unit, e.g. \"8KiB\", \"16 KB\" or 8192",
                 )
             })?,
         };
@@ -843,8 +845,9 @@ impl Parser<'_> {
     }
 
     fn globs_at(&self, at: [&str; 3], list: &[String]) -> Result<GlobSet> {
-        let err =
-            |span, message: String| self.ctx.err(span, "memorix::manifest::bad_glob", message, "here", None);
+        let err = |span, message: String| {
+            self.ctx.err(span, "memorix::manifest::bad_glob", message, "here", GLOB_HELP)
+        };
         let mut b = GlobSetBuilder::new();
         for (i, g) in list.iter().enumerate() {
             // A glob reaches generated front matter (`applies-to`): a line break there would
@@ -866,7 +869,7 @@ impl Parser<'_> {
         for (path_text, winner_text) in raw {
             let key = ["overrides", path_text.as_str()];
             let bad = |span, message: String, help: &str| {
-                self.ctx.err(span, "memorix::manifest::bad_override", message, "here", Some(help.into()))
+                self.ctx.err(span, "memorix::manifest::bad_override", message, "here", help)
             };
             let path = project_path(path_text).map_err(|why| {
                 bad(
@@ -939,11 +942,13 @@ fn serde_error(ctx: &Ctx, e: &toml::de::Error) -> Error {
                 "memorix::manifest::unknown_key",
                 format!("unknown key `{found}`"),
                 "unknown key",
-                Some(help),
+                help,
             );
         }
     }
-    ctx.err(e.span(), "memorix::manifest::invalid", msg.to_string(), "here", None)
+    let help =
+        "the manifest chapter of the book (and schema/memorix.schema.json) lists every key and its type";
+    ctx.err(e.span(), "memorix::manifest::invalid", msg.to_string(), "here", help)
 }
 
 impl Manifest {

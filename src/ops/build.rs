@@ -185,6 +185,18 @@ pub struct BuildOutcome {
     /// Agent harness files written or removed (`[agents]`).
     #[serde(skip_serializing_if = "Synced::is_empty")]
     pub harness: Synced,
+    /// What this build wrote or removed that belongs in git: memorix.lock, `.ignore`, the
+    /// harness files meant to be committed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commit: Vec<String>,
+    /// What it generated that keeps itself out of git: the memory directory (on a project's
+    /// first build), the skill folders written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub generated: Vec<String>,
+    /// The Store a project's first build wrote into, when it was there already (a Store
+    /// created now says where itself): the build says where its memory went.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joined_store: Option<std::path::PathBuf>,
 }
 
 impl BuildOutcome {
@@ -206,7 +218,37 @@ impl BuildOutcome {
             sources_moved: Vec::new(),
             moved: Vec::new(),
             harness: Synced::default(),
+            commit: Vec::new(),
+            generated: Vec::new(),
+            joined_store: None,
         }
+    }
+
+    /// Sorts what the build wrote into what belongs in git and what keeps itself out of it.
+    /// The memory directory is named on a project's first build, when that build also wrote
+    /// files to commit or skill folders: the moment `git status` first shows what is new.
+    fn sort_for_git(&mut self, memory: &str, first_build: bool) {
+        if self.lock_written {
+            self.commit.push(crate::lock::FILE.to_string());
+        }
+        if self.ignore_updated {
+            self.commit.push(".ignore".into());
+        }
+        let h = &self.harness;
+        let mut skills = Vec::new();
+        for path in h.written.iter().chain(&h.removed) {
+            match harness::ignored_by_git(path) {
+                Some(dir) if h.written.contains(path) && !skills.contains(&dir) => skills.push(dir),
+                Some(_) => {}
+                // Restored to what memorix generates: as committed, nothing new.
+                None if h.restored => {}
+                None => self.commit.push(path.clone()),
+            }
+        }
+        if first_build && !(self.commit.is_empty() && skills.is_empty()) {
+            self.generated.push(format!("{memory}/"));
+        }
+        self.generated.extend(skills);
     }
 }
 
@@ -219,11 +261,11 @@ pub fn build(
     progress: &dyn Progress,
 ) -> Result<BuildOutcome> {
     let project = Project::open(start)?;
-    let _project_lock = project.lock(progress)?;
     let m = &project.manifest;
     check_refresh(m, &req.refresh)?;
+    super::fetch::refuse_unfetchable(&project, store_root, req.offline)?;
+    let _project_lock = project.lock(progress)?;
     let memory = m.memory_dir();
-    let ignore_updated = super::init::ensure_search_whitelist(&project.confined, m.memory.as_str())?;
     // Like cargo's fingerprints: the same inputs as the last good build, and .memory/ as it
     // left it, mean nothing to do, without opening the Store.
     let stamp = inputs_stamp(&project, store_root)?;
@@ -236,11 +278,14 @@ pub fn build(
             environment,
         )
     {
-        return Ok(BuildOutcome {
-            ignore_updated,
+        let mut outcome = BuildOutcome {
+            ignore_updated: super::init::ensure_search_whitelist(&project.confined, m.memory.as_str())?,
             ..BuildOutcome::unchanged(Some(environment), Some(generation), None)
-        });
+        };
+        outcome.sort_for_git(m.memory.as_str(), false);
+        return Ok(outcome);
     }
+    let store_existed = Store::open(store_root).is_ok();
     let store = Store::open_or_create(store_root, progress)?;
     let writer = store.writer(progress)?;
     writer.heal_latest()?;
@@ -261,7 +306,9 @@ pub fn build(
     let delivery =
         Delivery::from_plan(&store, env_id, &resolution.environment, &resolution.derivations, m, 0);
     drop(resolution);
+    let ignore_updated = super::init::ensure_search_whitelist(&project.confined, m.memory.as_str())?;
     let mut profile = Profile::load(&project.state_dir)?;
+    let first_build = profile.current.is_none();
     let record;
     (outcome.activated, outcome.harness, record) =
         activate(&store, &project, &mut profile, delivery, (env_id, hooks.ran), progress)?;
@@ -272,6 +319,8 @@ pub fn build(
     outcome.ignore_updated = ignore_updated;
     outcome.environment_new = environment_new;
     outcome.generation = profile.current;
+    outcome.joined_store = (first_build && store_existed).then(|| store_root.to_path_buf());
+    outcome.sort_for_git(m.memory.as_str(), first_build);
     Ok(outcome)
 }
 

@@ -445,7 +445,7 @@ fn fetch_planned(
         }
     }
     let only: BTreeSet<String> = by_pin.keys().map(|(l, _)| l.clone()).collect();
-    let requests: Vec<_> = wanted(&trial, &store, None, Some(&only))
+    let requests: Vec<_> = wanted(&trial, Some(&store), None, Some(&only))
         .into_iter()
         .filter(|r| by_pin.contains_key(&(r.library.clone(), r.version.clone())))
         .collect();

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use super::error::{Error, Result};
 use super::project::Project;
-use crate::harness::{self, doctor::Report};
+use crate::harness;
+use crate::harness::doctor::{Problem, Report};
 use crate::model::HarnessName;
 
 /// Examines `only` (a harness name), else the harnesses `[agents]` names, else every harness
@@ -19,7 +20,27 @@ pub fn doctor(start: &Path, only: Option<&str>) -> Result<Report> {
         None if configured.is_empty() => HarnessName::ALL.to_vec(),
         None => configured.clone(),
     };
-    Ok(harness::doctor::examine(&project.confined, m.memory.as_str(), &harnesses, &configured))
+    let mut report = harness::doctor::examine(&project.confined, m.memory.as_str(), &harnesses, &configured);
+    if only.is_none() && !report.harnesses.iter().any(|h| h.points_into_memory) {
+        report.setup = Some(setup_problem(m.agents.is_some(), m.memory.as_str()));
+        report.problems += 1;
+    }
+    Ok(report)
+}
+
+/// Why no harness is pointed at the memory, and how to point them: a project that never set
+/// up `[agents]` (and wrote no pointer by hand) delivers memory no agent reads.
+fn setup_problem(configured: bool, memory: &str) -> Problem {
+    let message = if configured {
+        format!(
+            "no harness loads anything that points at {memory}/ yet: run `memorix build`, which writes the entry points [agents] asks for"
+        )
+    } else {
+        format!(
+            "no harness loads anything that points at {memory}/: memorix.toml has no [agents] table, so `memorix build` writes no entry points. Run `memorix init --agents` (harnesses agents-md and claude; edit the list for cursor, copilot, gemini), then `memorix build`"
+        )
+    };
+    Problem { code: "not_set_up", message }
 }
 
 fn unknown(name: &str) -> Error {

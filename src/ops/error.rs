@@ -65,14 +65,11 @@ pub enum Error {
     Unfetched(Box<Unfetched>),
 
     #[error("could not fetch the docs of {count} libraries")]
-    #[diagnostic(
-        code(memorix::fetch::failed),
-        help(
-            "each is listed with its own fix; what could be fetched is in the Store and is not fetched again"
-        )
-    )]
+    #[diagnostic(code(memorix::fetch::failed), help("each is listed with its own fix; {kept}"))]
     FetchFailed {
         count: usize,
+        /// What became of the rest: fetched and kept, or (fetching off) nothing written.
+        kept: &'static str,
         #[related]
         failures: Vec<super::fetch::FetchFailure>,
     },
@@ -273,6 +270,16 @@ impl From<crate::fetch::Error> for Error {
 }
 
 impl Error {
+    /// Several libraries whose docs could not be fetched, listed in one error.
+    pub(crate) fn fetch_failed(failures: Vec<super::fetch::FetchFailure>) -> Error {
+        let off = failures.iter().all(|f| matches!(*f.error, crate::fetch::Error::Offline { .. }));
+        let kept = match off {
+            true => "fetching is off, and nothing was written",
+            false => "what could be fetched is in the Store and is not fetched again",
+        };
+        Error::FetchFailed { count: failures.len(), kept, failures }
+    }
+
     /// Exit code 2 for every error but a fetched object whose hash does not match (1, a check
     /// that failed, DESIGN.md §6) and a command `run` cannot start (127 and 126, as a shell
     /// says); other checks that fail exit 1 without an error.

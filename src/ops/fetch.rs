@@ -28,7 +28,7 @@ impl Fetching {
     /// The resolve's error, with why the fetch that would have avoided it did not happen.
     pub(crate) fn explain(mut self, e: crate::resolve::Error) -> Error {
         if self.failures.len() > 1 {
-            return Error::FetchFailed { count: self.failures.len(), failures: self.failures };
+            return Error::fetch_failed(self.failures);
         }
         match self.failures.pop() {
             Some(f) if no_version(&e) => {
@@ -43,8 +43,7 @@ impl Fetching {
     /// left for the resolve's error to explain.
     pub(crate) fn check(&mut self) -> Result<()> {
         if self.failures.len() > 1 {
-            let failures = std::mem::take(&mut self.failures);
-            return Err(Error::FetchFailed { count: failures.len(), failures });
+            return Err(Error::fetch_failed(std::mem::take(&mut self.failures)));
         }
         if self.failures.first().is_some_and(|f| f.error.exit_code() == 1) {
             return Err(self.failures.pop().expect("just seen").error.into());
@@ -121,7 +120,7 @@ pub(crate) fn fetch_pinned(
         LockState::Clean(l, _) => Some(l),
         _ => None,
     };
-    let requests = wanted(m, writer.store, lock.as_ref(), None);
+    let requests = wanted(m, Some(writer.store), lock.as_ref(), None);
     fetch_requests(m, writer, requests, offline, progress)
 }
 
@@ -137,16 +136,7 @@ pub(crate) fn fetch_requests(
         return Ok(Fetching::default());
     }
     if offline || !m.pins.fetch {
-        let why = if offline { "--offline" } else { "[pins] fetch = false" };
-        let failures = requests
-            .iter()
-            .map(|r| {
-                let registry = r.registry.as_str();
-                let (library, version) = (r.library.clone(), r.version.clone());
-                FetchFailure::new(r, Box::new(fetch::Error::Offline { library, version, registry, why }))
-            })
-            .collect();
-        return Ok(Fetching { fetched: Vec::new(), failures });
+        return Ok(Fetching { fetched: Vec::new(), failures: refused(&requests, offline) });
     }
     let mut out = Fetching::default();
     for o in fetch::fetch_all(writer, &Registries::load()?, requests, progress)? {
@@ -156,6 +146,45 @@ pub(crate) fn fetch_requests(
         }
     }
     Ok(out)
+}
+
+/// Each request as the failure fetching it is when fetching is off (`offline`, or
+/// `[pins] fetch = false`): what names the version, the registry and the command.
+fn refused(requests: &[Request], offline: bool) -> Vec<FetchFailure> {
+    let why = if offline { "--offline" } else { "[pins] fetch = false" };
+    requests
+        .iter()
+        .map(|r| {
+            let registry = r.registry.as_str();
+            let (library, version) = (r.library.clone(), r.version.clone());
+            FetchFailure::new(r, Box::new(fetch::Error::Offline { library, version, registry, why }))
+        })
+        .collect()
+}
+
+/// With fetching off, the libraries the Store lacks are known before anything is written: a
+/// build that cannot succeed refuses here, leaving no Store, `.ignore` or `.memorix/` behind
+/// (the Store's absence meaning it holds nothing). Every such library is listed.
+pub(crate) fn refuse_unfetchable(
+    project: &Project,
+    store_root: &std::path::Path,
+    offline: bool,
+) -> Result<()> {
+    let m = &project.manifest;
+    if !offline && m.pins.fetch {
+        return Ok(());
+    }
+    let store = Store::open(store_root).ok();
+    let lock = match project.read_lock()? {
+        LockState::Clean(l, _) => Some(l),
+        _ => None,
+    };
+    let mut failures = refused(&wanted(m, store.as_ref(), lock.as_ref(), None), offline);
+    match failures.len() {
+        0 => Ok(()),
+        1 => Err(failures.pop().expect("one").error.into()),
+        _ => Err(Error::fetch_failed(failures)),
+    }
 }
 
 /// `memorix fetch [LIB...]`: fetches what the project's `@pin` mounts need and the Store
@@ -176,7 +205,7 @@ pub fn fetch(
         _ => None,
     };
     let only: BTreeSet<String> = libraries.iter().cloned().collect();
-    let requests = wanted(&project.manifest, &store, lock.as_ref(), Some(&only));
+    let requests = wanted(&project.manifest, Some(&store), lock.as_ref(), Some(&only));
     let mut fetching = fetch_requests(&project.manifest, &writer, requests, false, progress)?;
     fetching.check()?;
     match fetching.failures.pop() {
@@ -189,7 +218,7 @@ pub fn fetch(
 /// (registry, library, version). Pins that do not resolve are left to the resolve to report.
 pub(crate) fn wanted(
     m: &Manifest,
-    store: &Store,
+    store: Option<&Store>,
     lock: Option<&Lockfile>,
     only: Option<&BTreeSet<String>>,
 ) -> Vec<Request> {
@@ -236,19 +265,22 @@ fn locked_entry<'l>(
 
 /// Whether the Store lacks the docs a `@pin` needs and a fetch can give them: the lock's tree
 /// when the lock says it was fetched (a lock entry without `fetched` came from a hand ingest,
-/// which only a substituter gives back), or else any version the mount's `match` accepts.
+/// which only a substituter gives back), or else any version the mount's `match` accepts. No
+/// Store (none yet) holds nothing.
 fn lacks(
-    store: &Store,
+    store: Option<&Store>,
     mount: &MountDecl,
     loc: &Locator,
     pin: &ResolvedPin,
     entry: Option<&LockedLocator>,
 ) -> bool {
     if let Some(e) = entry {
-        return e.fetched.is_some() && e.kind == EntryKind::Tree && !store.has_tree(&e.id);
+        return e.fetched.is_some() && e.kind == EntryKind::Tree && !store.is_some_and(|s| s.has_tree(&e.id));
     }
     let scheme = Some(pin.ecosystem.scheme());
-    store.locate_version(loc, Some(&pin.library), &pin.docs_version, mount.policy(), scheme, None).is_err()
+    store.is_none_or(|s| {
+        s.locate_version(loc, Some(&pin.library), &pin.docs_version, mount.policy(), scheme, None).is_err()
+    })
 }
 
 /// One request: where the docs go (`docs/<lib>/`, or the locator's own place when it names

@@ -27,6 +27,16 @@ pub enum Agents {
     Remove,
 }
 
+/// What `init` did to `[agents]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentsEdit {
+    #[default]
+    Unchanged,
+    Added,
+    Removed,
+}
+
 #[derive(Debug, Serialize, Default)]
 pub struct InitOutcome {
     pub name: String,
@@ -34,8 +44,18 @@ pub struct InitOutcome {
     pub manifest_written: bool,
     /// The pin files found in the project and listed in the new manifest's `[pins] files`.
     pub pins: Vec<String>,
-    /// Files changed: .ignore, AGENTS.md, ...
+    /// What happened to `[agents]` in an existing memorix.toml (a new one is written with it).
+    pub agents: AgentsEdit,
+    /// memorix.toml has `[agents]` now: `memorix build` writes harness entry points.
+    pub agents_configured: bool,
+    /// `.ignore` was created or given the memory directory's line.
+    pub ignore_updated: bool,
+    /// Other files changed: AGENTS.md or CLAUDE.md with an old block taken out.
     pub changed: Vec<String>,
+    /// The files this run wrote that belong in git.
+    pub commit: Vec<String>,
+    /// What memorix generates here and keeps out of git itself.
+    pub generated: Vec<String>,
 }
 
 pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcome> {
@@ -59,57 +79,88 @@ pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcom
     ensure_state_dir(&state)?;
     if !path.exists() {
         out.pins = pin_files(dir)?;
-        fsutil::write_atomic(&state, &path, starter(&out.name, &out.pins).as_bytes())?;
+        let text = starter(&out.name, &out.pins, agents == Agents::Write);
+        fsutil::write_atomic(&state, &path, text.as_bytes())?;
         out.manifest_written = true;
+    } else {
+        out.agents = match agents {
+            Agents::Keep => AgentsEdit::Unchanged,
+            Agents::Write if edit_agents_table(&state, &path, true)? => AgentsEdit::Added,
+            Agents::Remove if edit_agents_table(&state, &path, false)? => AgentsEdit::Removed,
+            _ => AgentsEdit::Unchanged,
+        };
     }
-    let memory =
-        manifest::load(&path, dir).map(|m| m.memory.to_string()).unwrap_or_else(|_| ".memory".into());
-    if ensure_search_whitelist(&confined, &memory)? {
-        out.changed.push(".ignore".into());
+    if agents == Agents::Remove {
+        remove_old_blocks(dir, &mut out)?;
     }
-    match agents {
-        Agents::Keep => {}
-        Agents::Write => {
-            if edit_agents_table(&state, &path, true)? {
-                out.changed.push(format!("{} ([agents])", manifest::FILE));
-            }
-        }
-        Agents::Remove => {
-            if edit_agents_table(&state, &path, false)? {
-                out.changed.push(format!("{} ([agents])", manifest::FILE));
-            }
-            remove_old_blocks(dir, &mut out)?;
-        }
+    let loaded = manifest::load(&path, dir).ok();
+    out.agents_configured = loaded.as_ref().is_some_and(|m| m.agents.is_some());
+    let memory = loaded.map(|m| m.memory.to_string()).unwrap_or_else(|| ".memory".into());
+    out.ignore_updated = ensure_search_whitelist(&confined, &memory)?;
+    if out.manifest_written || out.agents != AgentsEdit::Unchanged {
+        out.commit.push(manifest::FILE.to_string());
+    }
+    if out.ignore_updated {
+        out.commit.push(".ignore".into());
+    }
+    out.commit.extend(out.changed.iter().cloned());
+    if out.manifest_written {
+        out.generated.push(".memorix/".into());
     }
     Ok(out)
 }
 
-/// Adds `[agents]` (the default harnesses, written out) or removes it; true when it changed.
+/// Adds `[agents]` (the default harnesses, written out, in place of the starter's commented
+/// example) or removes it; true when it changed.
 fn edit_agents_table(state: &Path, path: &Path, add: bool) -> Result<bool> {
-    use toml_edit::{Array, DocumentMut, Item, Table, value};
+    use toml_edit::DocumentMut;
     let text = fs::read_to_string(path).map_err(Error::io("read", path))?;
-    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| Error::InvalidToml {
+    let doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| Error::InvalidToml {
         path: path.to_path_buf(),
         message: e.message().to_string(),
     })?;
-    let changed = match (add, doc.contains_key("agents")) {
+    let example = crate::manifest::init::agents_example();
+    let new = match (add, doc.contains_key("agents")) {
         (true, false) => {
-            let names = crate::model::HarnessName::DEFAULT.iter().map(|h| h.as_str());
-            let mut t = Table::new();
-            t.insert("harnesses", value(Array::from_iter(names)));
-            t.decor_mut().set_prefix(
-                "\n# The agent harnesses `memorix build` writes entry points for (AGENTS.md, CLAUDE.md, ...).\n",
-            );
-            doc.insert("agents", Item::Table(t));
-            true
+            let table =
+                format!("{}{}", crate::manifest::init::AGENTS_ABOUT, crate::manifest::init::agents_table());
+            match text.find(&example) {
+                Some(at) => format!("{}{table}{}", &text[..at], &text[at + example.len()..]),
+                None if text.ends_with('\n') => format!("{text}\n{table}"),
+                None => format!("{text}\n\n{table}"),
+            }
         }
-        (false, true) => doc.remove("agents").is_some(),
-        _ => false,
+        // The commented example comes back, to uncomment later.
+        (false, true) => format!("{}\n\n{example}", without_agents(doc).trim_end()),
+        _ => return Ok(false),
     };
-    if changed {
-        fsutil::write_atomic(state, path, doc.to_string().as_bytes())?;
+    fsutil::write_atomic(state, path, new.as_bytes())?;
+    Ok(true)
+}
+
+/// The manifest without `[agents]`. The comments above its header are kept (toml_edit files
+/// the comments under the table before it there, such as the starter's examples), all but
+/// the one that describes `[agents]`.
+fn without_agents(mut doc: toml_edit::DocumentMut) -> String {
+    let Some(toml_edit::Item::Table(agents)) = doc.remove("agents") else { return doc.to_string() };
+    let above = agents.decor().prefix().and_then(|p| p.as_str()).unwrap_or_default();
+    let kept = above.replace(crate::manifest::init::AGENTS_ABOUT, "");
+    let next = doc
+        .iter_mut()
+        .filter_map(|(_, item)| item.as_table_mut())
+        .filter(|t| t.position() > agents.position())
+        .min_by_key(|t| t.position());
+    match next {
+        Some(t) => {
+            let own = t.decor().prefix().and_then(|p| p.as_str()).unwrap_or_default().to_string();
+            t.decor_mut().set_prefix(format!("{kept}{own}"));
+        }
+        None => {
+            let trailing = doc.trailing().as_str().unwrap_or_default().to_string();
+            doc.set_trailing(format!("{}{trailing}", kept.trim_end_matches('\n').to_string() + "\n"));
+        }
     }
-    Ok(changed)
+    doc.to_string()
 }
 
 /// Takes out the block `init --agents` wrote into AGENTS.md / CLAUDE.md before `[agents]`.

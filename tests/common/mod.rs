@@ -318,22 +318,21 @@ pub fn listing(dir: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The shared test corpus (`MEMORIX_CORPUS`, default `../shared/corpus`). `None`, with a notice,
-/// when it is absent; a failure instead when `MEMORIX_REQUIRE_CORPUS=1` (as in CI).
-#[allow(clippy::print_stderr)] // a skipped test says why, as a notice
-pub fn corpus(rel: &str) -> Option<PathBuf> {
+/// The shared test corpus (`MEMORIX_CORPUS`, default `../shared/corpus`). Tests that read it
+/// carry `#[cfg_attr(memorix_no_corpus, ignore = "...")]`: where the corpus was absent at build
+/// time they show as ignored (build.rs), unless `MEMORIX_REQUIRE_CORPUS=1`, which runs them to
+/// fail here.
+pub fn corpus(rel: &str) -> PathBuf {
     let base = std::env::var_os("MEMORIX_CORPUS")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
     let path = base.join(rel);
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var_os("MEMORIX_REQUIRE_CORPUS").is_some_and(|v| v == "1") {
-        panic!("corpus file {} is missing and MEMORIX_REQUIRE_CORPUS=1", path.display());
-    }
-    eprintln!("notice: skipping, the corpus is not at {} (set MEMORIX_CORPUS)", path.display());
-    None
+    assert!(
+        path.exists(),
+        "corpus file {} is missing (set MEMORIX_CORPUS; without MEMORIX_REQUIRE_CORPUS=1, a build without the corpus ignores these tests)",
+        path.display()
+    );
+    path
 }
 
 /// Makes a read-only store file writable, for tests that damage the store on purpose.
