@@ -36,13 +36,8 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     if args.dry_run {
         return super::status::dry_run(ctx, args.net.offline, true);
     }
-    let cwd = &ctx.cwd;
-    let req = BuildRequest {
-        locked: args.locked || args.frozen,
-        refresh: Refresh::Nothing,
-        offline: args.net.offline || args.frozen,
-    };
-    let outcome = build(cwd, &ctx.store, &req, &ctx.progress)?;
+    let req = BuildRequest { locked: args.locked || args.frozen, refresh: Refresh::Nothing };
+    let outcome = build(&mut ctx.ops(args.net.offline || args.frozen), &req)?;
     report(ctx, &outcome)
 }
 

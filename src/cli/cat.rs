@@ -22,6 +22,6 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         });
     }
     let locator = Locator::parse(&args.locator)?;
-    render::copy(&mut cat(&ctx.store, &locator)?)?;
+    render::copy(&mut cat(&ctx.ops(false), &locator)?)?;
     Ok(0)
 }

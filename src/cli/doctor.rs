@@ -26,7 +26,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let report = doctor(&ctx.cwd, args.harness.as_deref())?;
+    let report = doctor(&ctx.ops(false), args.harness.as_deref())?;
     let code = if args.check && report.problems > 0 { 1 } else { 0 };
     if ctx.json {
         render::json(&report)?;

@@ -47,23 +47,19 @@ enum DepScope {
 }
 
 pub fn add_cmd(ctx: &Context, args: AddArgs) -> Result<u8> {
-    let cwd = &ctx.cwd;
     if let Some(which) = args.deps {
         let scope = match which {
             DepScope::Direct => Scope::Direct,
             DepScope::All => Scope::All,
         };
-        return report_deps(
-            ctx,
-            &add_deps(cwd, &ctx.store, scope, args.pins.as_deref(), args.net.offline, &ctx.progress)?,
-        );
+        return report_deps(ctx, &add_deps(&mut ctx.ops(args.net.offline), scope, args.pins.as_deref())?);
     }
     let mount = args.mount.expect("clap requires MOUNT without --deps");
     let what = match args.quest {
         Some(id) => Addition::Quest { id, intent: args.intent },
         None => Addition::Locators { locators: args.locators, intent: args.intent },
     };
-    report(ctx, &add(cwd, &ctx.store, &mount, what, args.net.offline, &ctx.progress)?, "Added")
+    report(ctx, &add(&mut ctx.ops(args.net.offline), &mount, what)?, "Added")
 }
 
 /// What was fetched, then a row per mount added or kept, then every dependency that got no
@@ -166,8 +162,7 @@ pub struct RemoveArgs {
 }
 
 pub fn remove_cmd(ctx: &Context, args: RemoveArgs) -> Result<u8> {
-    let cwd = &ctx.cwd;
-    report(ctx, &remove(cwd, &ctx.store, &args.mount, args.net.offline, &ctx.progress)?, "Removed")
+    report(ctx, &remove(&mut ctx.ops(args.net.offline), &args.mount)?, "Removed")
 }
 
 fn report(ctx: &Context, e: &Edited, verb: &str) -> Result<u8> {

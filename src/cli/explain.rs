@@ -14,8 +14,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let cwd = &ctx.cwd;
-    let e = explain(cwd, &ctx.store, &args.path)?;
+    let e = explain(&ctx.ops(false), &args.path)?;
     if ctx.json {
         render::json(&e)?;
         return Ok(0);

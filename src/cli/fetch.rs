@@ -20,7 +20,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let fetched = crate::ops::fetch::fetch(&ctx.cwd, &ctx.store, &args.libraries, &ctx.progress)?;
+    let fetched = crate::ops::fetch::fetch(&mut ctx.ops(false), &args.libraries)?;
     if ctx.json {
         render::json(&fetched)?;
         return Ok(0);

@@ -15,7 +15,7 @@ pub struct GcArgs {
 }
 
 pub fn run_gc(ctx: &Context, args: GcArgs) -> Result<u8> {
-    let out = gc(&ctx.store, args.dry_run, &ctx.progress)?;
+    let out = gc(&ctx.ops(false), args.dry_run)?;
     if ctx.json {
         render::json(&out)?;
         return Ok(0);
@@ -63,7 +63,7 @@ pub struct PurgeArgs {
 }
 
 pub fn run_purge(ctx: &Context, args: PurgeArgs) -> Result<u8> {
-    let out = purge(&ctx.store, &args.target, args.yes, &ctx.progress)?;
+    let out = purge(&ctx.ops(false), &args.target, args.yes)?;
     if ctx.json {
         render::json(&out)?;
         return Ok(if out.erased { 0 } else { 2 });

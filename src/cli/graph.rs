@@ -28,11 +28,10 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
             instead: "drop --json and choose the language with --format dot|mermaid; `memorix --json status` lists the mounts",
         });
     }
-    let cwd = &ctx.cwd;
     let format = match args.format {
         GraphFormat::Dot => Format::Dot,
         GraphFormat::Mermaid => Format::Mermaid,
     };
-    render::text(&graph(cwd, format)?)?;
+    render::text(&graph(&ctx.ops(false), format)?)?;
     Ok(0)
 }

@@ -18,8 +18,7 @@ pub struct RunArgs {
 }
 
 pub fn run(ctx: &Context, args: RunArgs) -> Result<u8> {
-    let cwd = &ctx.cwd;
-    let record = history::run(cwd, &ctx.store, &args.command, &ctx.progress)?;
+    let record = history::run(&ctx.ops(false), &args.command)?;
     Ok(record.exit_code.map_or(1, |c| c.clamp(0, 255) as u8))
 }
 
@@ -30,8 +29,7 @@ pub fn run(ctx: &Context, args: RunArgs) -> Result<u8> {
 pub struct RunsArgs {}
 
 pub fn runs(ctx: &Context, _args: RunsArgs) -> Result<u8> {
-    let cwd = &ctx.cwd;
-    let mut records = history::runs(cwd)?;
+    let mut records = history::runs(&ctx.ops(false))?;
     records.reverse();
     if ctx.json {
         render::json(&records)?;
@@ -66,8 +64,7 @@ pub struct CheckoutArgs {
 }
 
 pub fn checkout(ctx: &Context, args: CheckoutArgs) -> Result<u8> {
-    let cwd = &ctx.cwd;
-    let (id, files) = history::checkout(cwd, &ctx.store, &args.env, &args.dir)?;
+    let (id, files) = history::checkout(&ctx.ops(false), &args.env, &args.dir)?;
     if ctx.json {
         render::json(&serde_json::json!({ "environment": id, "dir": args.dir, "files": files }))?;
         return Ok(0);
@@ -93,8 +90,7 @@ pub struct DiffArgs {
 }
 
 pub fn diff(ctx: &Context, args: DiffArgs) -> Result<u8> {
-    let cwd = &ctx.cwd;
-    let d = history::diff(cwd, &ctx.store, &args.a, &args.b)?;
+    let d = history::diff(&ctx.ops(false), &args.a, &args.b)?;
     if ctx.json {
         render::json(&d)?;
         return Ok(0);

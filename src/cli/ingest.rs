@@ -58,7 +58,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let version = args.version.map(|version| VersionLabel { version, library: args.library });
     let req =
         IngestRequest { dest, sources: args.sources, merge: args.merge, message: args.message, version };
-    let outcome = ingest(&ctx.store, req, &ctx.progress)?;
+    let outcome = ingest(&ctx.ops(false), req)?;
     if ctx.json {
         render::json(&outcome)?;
         return Ok(0);

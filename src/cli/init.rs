@@ -29,13 +29,12 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let cwd = &ctx.cwd;
     let agents = match (args.agents, args.remove_agents) {
         (true, _) => Agents::Write,
         (_, true) => Agents::Remove,
         _ => Agents::Keep,
     };
-    let outcome = init(cwd, args.name.as_deref(), agents)?;
+    let outcome = init(&ctx.ops(false), args.name.as_deref(), agents)?;
     if ctx.json {
         render::json(&outcome)?;
         return Ok(0);

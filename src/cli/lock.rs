@@ -34,9 +34,8 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     if args.dry_run {
         return super::status::dry_run(ctx, args.net.offline, false);
     }
-    let cwd = &ctx.cwd;
     if args.check {
-        let report = check(cwd, &ctx.store, args.net.offline, &ctx.progress)?;
+        let report = check(&ctx.ops(args.net.offline))?;
         if ctx.json {
             render::json(&report)?;
         } else if report.ok {
@@ -51,7 +50,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         }
         return Ok(if report.ok { 0 } else { 1 });
     }
-    let outcome = lock(cwd, &ctx.store, args.net.offline, &ctx.progress)?;
+    let outcome = lock(&mut ctx.ops(args.net.offline))?;
     if ctx.json {
         render::json(&outcome)?;
         return Ok(0);

@@ -27,7 +27,7 @@ const SHOWN: usize = 10;
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let filter = args.filter.as_deref().map(Locator::parse_place).transpose()?;
-    let entries = log(&ctx.store, filter.as_ref(), args.max_count)?;
+    let entries = log(&ctx.ops(false), filter.as_ref(), args.max_count)?;
     if ctx.json {
         render::json(&entries)?;
         return Ok(0);

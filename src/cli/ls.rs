@@ -24,7 +24,7 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let locator = Locator::parse(&args.locator)?;
-    let outcome = ls(&ctx.store, &LsRequest { locator, recursive: args.recursive })?;
+    let outcome = ls(&ctx.ops(false), &LsRequest { locator, recursive: args.recursive })?;
     if ctx.json {
         render::json(&outcome)?;
         return Ok(0);

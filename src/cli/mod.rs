@@ -146,6 +146,15 @@ pub struct Context {
     pub verbose: bool,
 }
 
+impl Context {
+    /// What the operation of this command works with ([`crate::ops::Context`]): the project
+    /// and the Store, opened when first asked for, and whether it may reach the network.
+    pub fn ops(&self, offline: bool) -> crate::ops::Context<'_> {
+        let net = crate::ops::Network::new(offline);
+        crate::ops::Context::new(self.cwd.clone(), self.store.clone(), net, &self.progress)
+    }
+}
+
 /// `--offline`, for the commands that may fetch what the Store lacks of memorix.lock.
 #[derive(Debug, clap::Args)]
 pub struct Offline {
@@ -194,6 +203,9 @@ pub fn run() -> ExitCode {
         }
     };
     crate::ops::background::spawn_pending();
+    if crate::ops::context::Trace::wanted() {
+        render::trace(crate::ops::context::Trace::now());
+    }
     ExitCode::from(code)
 }
 
@@ -251,8 +263,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
         Command::Manpages(a) => manpages::run(&ctx, a),
-        Command::FillSpares => Ok(crate::ops::background::fill_spares(&ctx.store).map(|()| 0)?),
-        Command::FillMemory => Ok(crate::ops::background::fill_memory(&ctx.cwd).map(|()| 0)?),
+        Command::FillSpares => Ok(crate::ops::background::fill_spares(&ctx.ops(false)).map(|()| 0)?),
+        Command::FillMemory => Ok(crate::ops::background::fill_memory(&ctx.ops(false)).map(|()| 0)?),
     }
 }
 

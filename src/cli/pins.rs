@@ -13,7 +13,7 @@ use crate::ops::pins::{MountPin, pins};
 pub struct Args {}
 
 pub fn run(ctx: &Context, _args: Args) -> Result<u8> {
-    let rows = pins(&ctx.cwd)?;
+    let rows = pins(&ctx.ops(false))?;
     if ctx.json {
         render::json(&rows)?;
         return Ok(0);

@@ -10,8 +10,7 @@ use crate::ops::profile::{Moved, Target, history, move_to};
 pub struct ProfileArgs {}
 
 pub fn profile(ctx: &Context, _args: ProfileArgs) -> Result<u8> {
-    let cwd = &ctx.cwd;
-    let p = history(cwd)?;
+    let p = history(&ctx.ops(false))?;
     if ctx.json {
         render::json(&p)?;
         return Ok(0);
@@ -43,7 +42,7 @@ pub struct RollbackArgs {
 
 pub fn rollback(ctx: &Context, args: RollbackArgs) -> Result<u8> {
     let target = args.to.map_or(Target::Previous, Target::Generation);
-    report(ctx, &move_to(&ctx.cwd, &ctx.store, target, &ctx.progress)?)
+    report(ctx, &move_to(&mut ctx.ops(false), target)?)
 }
 
 /// Activate a profile generation N, or any stored environment by id
@@ -61,7 +60,7 @@ pub fn activate(ctx: &Context, args: ActivateArgs) -> Result<u8> {
         Ok(n) if args.target.len() < 8 => Target::Generation(n),
         _ => Target::Environment(args.target),
     };
-    report(ctx, &move_to(&ctx.cwd, &ctx.store, target, &ctx.progress)?)
+    report(ctx, &move_to(&mut ctx.ops(false), target)?)
 }
 
 fn report(ctx: &Context, m: &Moved) -> Result<u8> {

@@ -40,7 +40,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let mut s = Text::default();
     match args.command {
         QuestCommand::List => {
-            let quests = quest::list(&ctx.store)?;
+            let quests = quest::list(&ctx.ops(false))?;
             if ctx.json {
                 render::json(&quests)?;
                 return Ok(0);
@@ -50,7 +50,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
             }
         }
         QuestCommand::Show { id } => {
-            let q = quest::show(&ctx.store, &id)?;
+            let q = quest::show(&ctx.ops(false), &id)?;
             if ctx.json {
                 render::json(&q)?;
                 return Ok(0);
@@ -58,7 +58,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
             s.push(toml::to_string(&q).expect("a quest serializes"));
         }
         QuestCommand::Search { text } => {
-            let hits = quest::search(&ctx.store, &text.join(" "))?;
+            let hits = quest::search(&ctx.ops(false), &text.join(" "))?;
             if ctx.json {
                 render::json(&hits)?;
                 return Ok(0);

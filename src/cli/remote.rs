@@ -57,8 +57,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
             render::note(ctx, &s)?;
         }
         RemoteCommand::List => {
-            let cwd = &ctx.cwd;
-            let remotes = remote::list(cwd)?;
+            let remotes = remote::list(&ctx.ops(false))?;
             if ctx.json {
                 render::json(&remotes)?;
                 return Ok(0);
@@ -98,9 +97,8 @@ pub struct PushArgs {
 }
 
 pub fn push(ctx: &Context, args: PushArgs) -> Result<u8> {
-    let cwd = &ctx.cwd;
     let scope = if args.all { PushScope::All } else { PushScope::Lock };
-    let report = remote::push(cwd, &ctx.store, args.remote.as_deref(), scope, &ctx.progress)?;
+    let report = remote::push(&ctx.ops(false), args.remote.as_deref(), scope)?;
     let diverged: Vec<_> = report.refs.iter().filter(|r| r.outcome == RefOutcome::Diverged).collect();
     let code = if diverged.is_empty() { 0 } else { 1 };
     if ctx.json {
@@ -156,8 +154,7 @@ pub struct PullArgs {
 }
 
 pub fn pull(ctx: &Context, args: PullArgs) -> Result<u8> {
-    let cwd = &ctx.cwd;
-    let report = remote::pull(cwd, &ctx.store, args.remote.as_deref(), &ctx.progress)?;
+    let report = remote::pull(&mut ctx.ops(false), args.remote.as_deref())?;
     if ctx.json {
         render::json(&report)?;
         return Ok(0);

@@ -83,6 +83,11 @@ pub fn warn(message: impl fmt::Display) {
     let _ = writeln!(io::stderr().lock(), "warning: {message}");
 }
 
+/// The developer's trace of what a command opened (`MEMORIX_TRACE_OPENS`), on stderr.
+pub fn trace(trace: impl fmt::Display) {
+    let _ = writeln!(io::stderr().lock(), "{trace}");
+}
+
 /// A diagnostic that is no failure (a warning with its code and help), on stderr.
 pub fn diagnostic(diagnostic: impl miette::Diagnostic + Send + Sync + 'static) {
     let _ = writeln!(io::stderr().lock(), "{:?}", miette::Report::new(diagnostic));

@@ -23,7 +23,7 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let paths = args.paths.iter().map(|p| Locator::parse_place(p)).collect::<Result<Vec<_>, _>>()?;
-    let outcome = rm(&ctx.store, RmRequest { paths, message: args.message }, &ctx.progress)?;
+    let outcome = rm(&ctx.ops(false), RmRequest { paths, message: args.message })?;
     if ctx.json {
         render::json(&outcome)?;
         return Ok(0);

@@ -17,7 +17,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let shown = show(&ctx.store, &args.id)?;
+    let shown = show(&ctx.ops(false), &args.id)?;
     if ctx.json {
         render::json(&shown)?;
         return Ok(0);

@@ -19,7 +19,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         render::text(SKILL)?;
         return Ok(0);
     };
-    let file = install(&ctx.cwd, &dir)?;
+    let file = install(&ctx.ops(false), &dir)?;
     render::note(ctx, &format!("Installed {}\n", file.display()))?;
     Ok(0)
 }

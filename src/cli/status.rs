@@ -30,7 +30,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let st = status(&ctx.cwd, &ctx.store, None, args.net.offline, &ctx.progress)?;
+    let st = status(&ctx.ops(args.net.offline), None)?;
     // A generated harness file that was edited or is out of date is what teammates commit.
     let update = st.mounts.iter().any(|m| m.state == MountState::UpdateAvailable);
     let code = if args.check && (!st.fresh || update || !st.delivery.harness.is_empty()) { 1 } else { 0 };
@@ -92,7 +92,7 @@ pub fn describe(st: &Status) -> Text {
 
 /// What `build` (with `deliver`) or `lock` would change, from the same report: `--dry-run`.
 pub fn dry_run(ctx: &Context, offline: bool, deliver: bool) -> Result<u8> {
-    let st = status(&ctx.cwd, &ctx.store, None, offline, &ctx.progress)?;
+    let st = status(&ctx.ops(offline), None)?;
     if ctx.json {
         render::json(&st)?;
         return Ok(0);

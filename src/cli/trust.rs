@@ -17,7 +17,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let out = if args.revoke { revoke(&ctx.cwd)? } else { trust(&ctx.cwd)? };
+    let out = if args.revoke { revoke(&ctx.ops(false))? } else { trust(&ctx.ops(false))? };
     if ctx.json {
         render::json(&out)?;
         return Ok(0);

@@ -36,11 +36,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let cwd = &ctx.cwd;
     let names: BTreeSet<String> = args.mounts.iter().map(|m| m.trim_end_matches('/').to_string()).collect();
     if args.dry_run {
-        let st =
-            status(cwd, &ctx.store, (!names.is_empty()).then_some(&names), args.net.offline, &ctx.progress)?;
+        let st = status(&ctx.ops(args.net.offline), (!names.is_empty()).then_some(&names))?;
         if ctx.json {
             render::json(&st)?;
         } else {
@@ -53,11 +51,6 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         (true, true) => Refresh::All,
         (false, true) => Refresh::Mounts(names),
     };
-    let outcome = build(
-        cwd,
-        &ctx.store,
-        &BuildRequest { locked: false, refresh, offline: args.net.offline },
-        &ctx.progress,
-    )?;
+    let outcome = build(&mut ctx.ops(args.net.offline), &BuildRequest { locked: false, refresh })?;
     report(ctx, &outcome)
 }

@@ -17,11 +17,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let report = if args.project {
-        verify_project(&ctx.cwd, &ctx.store, &ctx.progress)?
-    } else {
-        verify(&ctx.store, &ctx.progress)?
-    };
+    let report = if args.project { verify_project(&mut ctx.ops(false))? } else { verify(&ctx.ops(false))? };
     let code = if report.ok { 0 } else { 1 };
     if ctx.json {
         render::json(&report)?;

@@ -15,7 +15,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let libraries = versions(&ctx.store, args.filter.as_deref())?;
+    let libraries = versions(&ctx.ops(false), args.filter.as_deref())?;
     if ctx.json {
         render::json(&libraries)?;
         return Ok(0);

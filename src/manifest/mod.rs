@@ -277,12 +277,17 @@ pub fn find(start: &Path) -> Result<PathBuf> {
 /// Reads and validates a manifest file; errors name it relative to `base` (where the user
 /// is) when it lies below.
 pub fn load(path: &Path, base: &Path) -> Result<Manifest> {
+    load_text(path, base).map(|(m, _)| m)
+}
+
+/// [`load`], and the text it read.
+pub fn load_text(path: &Path, base: &Path) -> Result<(Manifest, String)> {
     let text = confine::read_text(path)
         .map_err(|e| Error::File(Box::new(e)))?
         .ok_or_else(|| Error::io("read", path)(std::io::ErrorKind::NotFound.into()))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let name = path.strip_prefix(base).unwrap_or(path).display().to_string();
-    parse(&text, &name, &dir)
+    Ok((parse(&text, &name, &dir)?, text))
 }
 
 /// Span lookups in the parsed document, for errors found after deserialization.

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
+use super::context::Context;
 use super::error::Result;
 use crate::diagnostics::FromIo;
-use crate::store::Store;
 use crate::store::lock::{take_handoff, take_over};
 
 /// The hidden subcommands the detached process runs.
@@ -82,11 +82,11 @@ fn detached(lock: File, args: impl FnOnce(&mut Command) -> &mut Command) -> bool
         .is_ok()
 }
 
-/// Fills the kept memory tree of the project at `dir`, holding the project lock handed over
-/// as standard input; then releases the lock, then the marker. The project is opened (and its
-/// paths checked) afresh.
-pub fn fill_memory(dir: &Path) -> Result<()> {
-    let project = super::project::Project::open(dir)?;
+/// Fills the kept memory tree of the project in the working directory, holding the project
+/// lock handed over as standard input; then releases the lock, then the marker. The project is
+/// opened (and its paths checked) afresh.
+pub fn fill_memory(ctx: &Context) -> Result<()> {
+    let project = ctx.project()?;
     let state_dir = &project.state_dir;
     let lock = take_over(stdin_lock()?, &state_dir.join("lock"))?;
     let filled = crate::deliver::fill_kept(state_dir, &project.manifest.memory_dir());
@@ -102,10 +102,9 @@ fn stdin_lock() -> Result<File> {
     Ok(File::from(fd.map_err(crate::store::Error::io("read the lock from", Path::new("standard input")))?))
 }
 
-/// Fills the spare checkouts of the store at `store_root`, holding the lock handed over as
-/// standard input.
-pub fn fill_spares(store_root: &Path) -> Result<()> {
-    let store = Store::open(store_root)?;
+/// Fills the spare checkouts of the Store, holding the lock handed over as standard input.
+pub fn fill_spares(ctx: &Context) -> Result<()> {
+    let store = ctx.store()?;
     let writer = store.writer_inherited(stdin_lock()?)?;
     writer.fill_spares()?;
     writer.end_filling();

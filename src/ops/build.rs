@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::context::Context;
 use super::error::{Error, Result};
 use super::git_sources::SourceMove;
 use super::project::Project;
@@ -14,7 +15,6 @@ use crate::manifest::Manifest;
 use crate::model::Id;
 use crate::model::harness::AgentsSpec;
 use crate::profile::Profile;
-use crate::progress::Progress;
 use crate::remote::transfer::FetchReport;
 use crate::resolve::{CheckReport, Refresh, Resolution};
 use crate::store::generation::now_rfc3339;
@@ -30,8 +30,6 @@ pub struct BuildRequest {
     pub locked: bool,
     /// Mounts to resolve again to the Store's current state (`memorix update`).
     pub refresh: Refresh,
-    /// Never fetch what the store lacks from the substituters.
-    pub offline: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -78,17 +76,23 @@ impl Repaired {
 /// user's file is in the way) before the swap, written right after it.
 /// `recorded` is the project's activation record; the new one is returned.
 pub(crate) fn activate_with_reuse(
-    store: &Store,
-    project: &Project,
+    ctx: &Context,
     delivery: &Delivery,
     shown: Shown,
     spec: Option<&AgentsSpec>,
-    progress: &dyn Progress,
 ) -> Result<(deliver::Placed, Synced, ActivationRecord)> {
+    let (store, project) = (ctx.store()?, ctx.project()?);
     let m = &project.manifest;
     let plan = harness_plan(project, delivery, spec)?;
-    let (placed, record) =
-        deliver::activate(store, &project.state_dir, &m.memory_dir(), delivery, m.delivery, shown, progress)?;
+    let (placed, record) = deliver::activate(
+        store,
+        &project.state_dir,
+        &m.memory_dir(),
+        delivery,
+        m.delivery,
+        shown,
+        ctx.progress,
+    )?;
     if deliver::spare_missing(&project.state_dir) {
         super::background::fill_memory_later(project);
     }
@@ -254,25 +258,21 @@ impl BuildOutcome {
 
 /// Locks (or checks the lock), realises the derivations and the environment in the Store,
 /// binds the profile and activates the memory directory.
-pub fn build(
-    start: &Path,
-    store_root: &Path,
-    req: &BuildRequest,
-    progress: &dyn Progress,
-) -> Result<BuildOutcome> {
-    let project = Project::open(start)?;
+pub fn build(ctx: &mut Context, req: &BuildRequest) -> Result<BuildOutcome> {
+    check_refresh(&ctx.project()?.manifest, &req.refresh)?;
+    super::fetch::refuse_unfetchable(ctx)?;
+    let _project_lock = ctx.lock_project()?;
+    let ctx = &*ctx;
+    let project = ctx.project()?;
     let m = &project.manifest;
-    check_refresh(m, &req.refresh)?;
-    super::fetch::refuse_unfetchable(&project, store_root, req.offline)?;
-    let _project_lock = project.lock(progress)?;
     let memory = m.memory_dir();
     // Like cargo's fingerprints: the same inputs as the last good build, and .memory/ as it
     // left it, mean nothing to do, without opening the Store.
-    let stamp = inputs_stamp(&project, store_root)?;
+    let stamp = inputs_stamp(ctx)?;
     if req.refresh == Refresh::Nothing
-        && let Some((environment, generation)) = stamped(&project, &stamp, &memory)
+        && let Some((environment, generation)) = stamped(project, &stamp, &memory)
         && harness_fresh(
-            &project,
+            project,
             harness::sync::Record::load(&project.state_dir).as_ref(),
             harness::spec(m).as_ref(),
             environment,
@@ -285,16 +285,16 @@ pub fn build(
         outcome.sort_for_git(m.memory.as_str(), false);
         return Ok(outcome);
     }
-    let store_existed = Store::open(store_root).is_ok();
-    let store = Store::open_or_create(store_root, progress)?;
-    let writer = store.writer(progress)?;
+    let store_existed = ctx.existing_store().is_ok_and(|s| s.is_some());
+    let store = ctx.store_or_create()?;
+    let writer = store.writer(ctx.progress)?;
     writer.heal_latest()?;
-    let (resolution, mut outcome) = match resolve(&project, &writer, store_root, req, progress)? {
+    let (resolution, mut outcome) = match resolve(ctx, &writer, req)? {
         Ok(resolved) => resolved,
         Err(refused) => return Ok(refused),
     };
     let mut hooks =
-        Hooks { trusted: m.artifacts.is_empty() || super::trust::is_trusted(&project), ..Hooks::default() };
+        Hooks { trusted: m.artifacts.is_empty() || super::trust::is_trusted(project), ..Hooks::default() };
     outcome.derivations = realise_derivations(&writer, m, &resolution.derivations, &mut hooks)?;
     outcome.artifact_failures = std::mem::take(&mut hooks.failures);
     crate::fault::point("build.derivations");
@@ -302,24 +302,28 @@ pub fn build(
     writer.record_project(&project.roots(&resolution.lock)?)?;
     writer.sync()?;
     crate::fault::point("build.synced");
+    // memorix.lock as this build leaves it (the stamp hashes it): as read, or as written.
+    let lock_text = match req.locked {
+        true => project.lock_text()?.unwrap_or_default().to_string(),
+        false => resolution.lock.to_text(),
+    };
     // What activation places; the plans, whose files it copies, are let go before it.
-    let delivery =
-        Delivery::from_plan(&store, env_id, &resolution.environment, &resolution.derivations, m, 0);
+    let delivery = Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, 0);
     drop(resolution);
     let ignore_updated = super::init::ensure_search_whitelist(&project.confined, m.memory.as_str())?;
     let mut profile = Profile::load(&project.state_dir)?;
     let first_build = profile.current.is_none();
     let record;
     (outcome.activated, outcome.harness, record) =
-        activate(&store, &project, &mut profile, delivery, (env_id, hooks.ran), progress)?;
+        activate(ctx, &mut profile, delivery, (env_id, hooks.ran))?;
     if outcome.artifact_failures.is_empty() {
-        write_stamp(&project, &stamp, env_id, record, profile.current)?;
+        write_stamp(project, &stamp_text(&stamp, lock_text.as_bytes()), env_id, record, profile.current)?;
     }
     outcome.environment = Some(env_id);
     outcome.ignore_updated = ignore_updated;
     outcome.environment_new = environment_new;
     outcome.generation = profile.current;
-    outcome.joined_store = (first_build && store_existed).then(|| store_root.to_path_buf());
+    outcome.joined_store = (first_build && store_existed).then(|| ctx.store_root().to_path_buf());
     outcome.sort_for_git(m.memory.as_str(), first_build);
     Ok(outcome)
 }
@@ -345,16 +349,13 @@ fn check_refresh(m: &Manifest, refresh: &Refresh) -> Result<()> {
 /// Store lacks; a stale lock is a refusal, the `Err` side) or written afresh. Either way the
 /// `[sources]` are in the Store afterwards.
 fn resolve(
-    project: &Project,
+    ctx: &Context,
     writer: &Writer,
-    store_root: &Path,
     req: &BuildRequest,
-    progress: &dyn Progress,
 ) -> Result<std::result::Result<(Resolution, BuildOutcome), BuildOutcome>> {
     let mut outcome = BuildOutcome::unchanged(None, None, None);
     if !req.locked {
-        let (resolution, locked) =
-            super::lock::lock_with(project, writer, &req.refresh, req.offline, progress)?;
+        let (resolution, locked) = super::lock::lock_with(ctx, writer, &req.refresh)?;
         outcome.lock_written = locked.written;
         outcome.resolved = locked.resolved;
         outcome.sources_moved = locked.sources_moved;
@@ -362,8 +363,8 @@ fn resolve(
         outcome.fetched = locked.fetched;
         return Ok(Ok((resolution, outcome)));
     }
-    let mut obtained = super::lock::obtain(project, writer, req.offline, progress)?;
-    let (report, resolution) = super::lock::check_project(project, store_root, true)?;
+    let mut obtained = super::obtain::obtain(ctx, writer)?;
+    let (report, resolution) = super::obtain::check_project(ctx, true)?;
     let report = obtained.judge(report, "build memorix.lock")?;
     outcome.fetched = std::mem::take(&mut obtained.fetched);
     outcome.substituted = obtained.substituted;
@@ -372,7 +373,7 @@ fn resolve(
         return Ok(Err(outcome));
     };
     // The sources hash as the lock says; put their content in the Store.
-    super::lock::ingest_sources(&project.manifest, writer, progress)?;
+    super::lock::ingest_sources(ctx, writer)?;
     Ok(Ok((resolution, outcome)))
 }
 
@@ -428,13 +429,12 @@ fn realise_environment(writer: &Writer, m: &Manifest, plan: &EnvironmentPlan) ->
 /// the memory directory, unless the directory shows exactly what the last activation placed;
 /// the harness files are brought in line either way. Returns the activation record after.
 fn activate(
-    store: &Store,
-    project: &Project,
+    ctx: &Context,
     profile: &mut Profile,
     mut delivery: Delivery,
     (env_id, new_outputs): (Id, bool),
-    progress: &dyn Progress,
 ) -> Result<(Option<Activated>, Synced, Option<ActivationRecord>)> {
+    let (store, project) = (ctx.store()?, ctx.project()?);
     let m = &project.manifest;
     let spec = harness::spec(m);
     let memory = m.memory_dir();
@@ -481,12 +481,10 @@ fn activate(
     record_agents(profile, generation, agents);
     delivery.generation = generation;
     let (placed, synced, record) = activate_with_reuse(
-        store,
-        project,
+        ctx,
         &delivery,
         Shown { record: recorded.as_ref(), environment: shown, look, kept },
         spec.as_ref(),
-        progress,
     )?;
     profile.save(&project.state_dir)?;
     crate::fault::point("profile.saved");
@@ -534,27 +532,27 @@ fn repairs(
 
 /// The environment and generation the last good build left, when its stamp still holds.
 fn stamped(project: &Project, stamp: &str, memory: &Path) -> Option<(Id, u64)> {
-    let lock_text = std::fs::read(&project.lock_path).unwrap_or_default();
+    let lock_text = project.lock_text().ok()?.unwrap_or_default().as_bytes();
     let saved = std::fs::read_to_string(project.state_dir.join(STAMP)).ok()?;
-    fresh_stamp(&saved, &stamp_text(stamp, &lock_text), memory)
+    fresh_stamp(&saved, &stamp_text(stamp, lock_text), memory)
 }
 
-/// Records this build's inputs with the lock as it left it (a hand-edited lock makes the next
-/// build look) and the stat of each delivered directory: a file added, removed or renamed
+/// Records this build's inputs with the lock as it left it (`inputs`: a hand-edited lock makes
+/// the next build look) and the stat of each delivered directory: a file added, removed or renamed
 /// changes it. Delivered files are read-only, so they are not stat'ed (100k of them would
 /// cost a no-op build most of its time); `status` and `verify --project`, which do look at
 /// every file, [forget](forget_stamp) the stamp when they find one edited in place, so the
 /// next build repairs it.
 fn write_stamp(
     project: &Project,
-    stamp: &str,
+    inputs: &str,
     env_id: Id,
     record: Option<ActivationRecord>,
     generation: Option<u64>,
 ) -> Result<()> {
     let record = record.filter(|r| r.environment == Some(env_id));
     let (Some(record), Some(generation)) = (record, generation) else { return Ok(()) };
-    let mut text = stamp_text(stamp, &std::fs::read(&project.lock_path).unwrap_or_default());
+    let mut text = inputs.to_string();
     text.push_str(&format!("{env_id} {generation}\n"));
     for (path, (mtime, ino)) in &record.dirs {
         text.push_str(&format!("{mtime} {ino} {path}\n"));
@@ -625,9 +623,10 @@ fn stamp_text(inputs: &str, lock: &[u8]) -> String {
 /// A hash of what a build reads besides the Store and its own outputs: memorix's version, the
 /// Store's place, the manifest, the pin files' and source files' stats. Computed before the
 /// build reads them, so a file edited during a build makes the next one look again.
-fn inputs_stamp(project: &Project, store_root: &Path) -> Result<String> {
+fn inputs_stamp(ctx: &Context) -> Result<String> {
     use sha2::{Digest, Sha256};
     use std::os::unix::fs::MetadataExt;
+    let project = ctx.project()?;
     let m = &project.manifest;
     let mut h = Sha256::new();
     let mut add = |bytes: &[u8]| {
@@ -635,11 +634,10 @@ fn inputs_stamp(project: &Project, store_root: &Path) -> Result<String> {
         h.update(bytes);
     };
     add(env!("CARGO_PKG_VERSION").as_bytes());
-    add(store_root.as_os_str().as_encoded_bytes());
+    add(ctx.store_root().as_os_str().as_encoded_bytes());
     // A purge since the last build: what it delivered may hold erased content.
-    let purges = std::fs::read_dir(store_root.join("purged")).map(|d| d.count()).unwrap_or(0);
-    add(&purges.to_le_bytes());
-    add(&std::fs::read(m.dir.join(crate::manifest::FILE)).unwrap_or_default());
+    add(&Store::purge_count(ctx.store_root()).to_le_bytes());
+    add(project.manifest_text.as_bytes());
     let mut stat = |path: &Path| {
         let s = std::fs::metadata(path)
             .map(|m| (m.size(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.ino()));

@@ -7,24 +7,20 @@
 //! fetched stays in the Store, so a second run fetches only what failed.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use miette::Diagnostic;
 use serde::Serialize;
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 
+use super::context::Context;
 use super::edit::{parse_doc, write_then_lock};
 use super::error::{Error, Result};
 use super::fetch::{FetchFailure, fetch_requests, wanted};
 use super::lock::LockOutcome;
-use super::project::Project;
-use crate::diagnostics::FromIo;
 use crate::fetch::{Fetched, Registry};
 use crate::manifest::{self, Manifest};
 use crate::pins::{self, Ecosystem, Pin, PinFile};
-use crate::progress::Progress;
 use crate::resolve::PinSource;
-use crate::store::Store;
 
 /// Which dependencies get a mount.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -112,17 +108,9 @@ impl DepsAdded {
 }
 
 /// Adds a mount per dependency of `pins_file` (else of every `[pins] files` entry), then locks.
-pub fn add_deps(
-    start: &Path,
-    store_root: &Path,
-    scope: Scope,
-    pins_file: Option<&str>,
-    offline: bool,
-    progress: &dyn Progress,
-) -> Result<DepsAdded> {
-    let path = manifest::find(start)?;
-    let m = manifest::load(&path, start)?;
-    let text = std::fs::read_to_string(&path).map_err(Error::io("read", &path))?;
+pub fn add_deps(ctx: &mut Context, scope: Scope, pins_file: Option<&str>) -> Result<DepsAdded> {
+    let path = manifest::find(ctx.cwd())?;
+    let (m, text) = manifest::load_text(&path, ctx.cwd())?;
     let mut doc = parse_doc(&path, &text)?;
     let files: Vec<String> = match pins_file {
         Some(f) => vec![f.trim_start_matches("./").to_string()],
@@ -164,7 +152,7 @@ pub fn add_deps(
     for dep in &planned {
         insert_mount(&mut doc, dep)?;
     }
-    let problems = fetch_planned(start, store_root, &m, &doc, &mut planned, offline, progress, &mut out)?;
+    let problems = fetch_planned(ctx, &m, &doc, &mut planned, &mut out)?;
     for dep in planned {
         match problems.get(&dep.mount) {
             Some(p) => {
@@ -189,7 +177,7 @@ pub fn add_deps(
     }
     let new = doc.to_string();
     if new != text {
-        out.lock = Some(write_then_lock(&path, &text, &new, start, store_root, offline, progress)?);
+        out.lock = Some(write_then_lock(ctx, &path, &text, &new)?);
     }
     Ok(out)
 }
@@ -407,15 +395,11 @@ impl Problem {
 
 /// Resolves each planned mount's pin against the trial manifest `doc` and fetches what the
 /// Store lacks, each on its own; returns the problem of each mount that cannot be added.
-#[allow(clippy::too_many_arguments)]
 fn fetch_planned(
-    start: &Path,
-    store_root: &Path,
+    ctx: &mut Context,
     m: &Manifest,
     doc: &DocumentMut,
     planned: &mut [Dep],
-    offline: bool,
-    progress: &dyn Progress,
     out: &mut DepsAdded,
 ) -> Result<BTreeMap<String, Problem>> {
     let mut problems = BTreeMap::new();
@@ -423,10 +407,9 @@ fn fetch_planned(
         return Ok(problems);
     }
     let trial = manifest::parse(&doc.to_string(), "memorix.toml", &m.dir)?;
-    let project = Project::open(start)?;
-    let _project_lock = project.lock(progress)?;
-    let store = Store::open_or_create(store_root, progress)?;
-    let writer = store.writer(progress)?;
+    let _project_lock = ctx.lock_project()?;
+    let ctx = &*ctx;
+    let writer = ctx.writer()?;
     writer.heal_latest()?;
     let pins = PinSource::new(&trial);
     let mut by_pin: BTreeMap<(String, String), Vec<&str>> = BTreeMap::new();
@@ -445,11 +428,11 @@ fn fetch_planned(
         }
     }
     let only: BTreeSet<String> = by_pin.keys().map(|(l, _)| l.clone()).collect();
-    let requests: Vec<_> = wanted(&trial, Some(&store), None, Some(&only))
+    let requests: Vec<_> = wanted(&trial, Some(writer.store), None, Some(&only))
         .into_iter()
         .filter(|r| by_pin.contains_key(&(r.library.clone(), r.version.clone())))
         .collect();
-    let fetching = fetch_requests(&trial, &writer, requests, offline, progress)?;
+    let fetching = fetch_requests(ctx, &trial, &writer, requests)?;
     out.fetched = fetching.fetched;
     for f in &fetching.failures {
         for mount in by_pin.get(&(f.library.clone(), f.version.clone())).into_iter().flatten() {

@@ -1,18 +1,16 @@
 //! `memorix doctor`: what each agent harness loads from this project at session start, and
 //! what would keep the memory from reaching it (DESIGN.md §14).
 
-use std::path::Path;
-
+use super::context::Context;
 use super::error::{Error, Result};
-use super::project::Project;
 use crate::harness;
 use crate::harness::doctor::{Problem, Report};
 use crate::model::HarnessName;
 
 /// Examines `only` (a harness name), else the harnesses `[agents]` names, else every harness
 /// memorix knows (what each would load from the project as it is).
-pub fn doctor(start: &Path, only: Option<&str>) -> Result<Report> {
-    let project = Project::open(start)?;
+pub fn doctor(ctx: &Context, only: Option<&str>) -> Result<Report> {
+    let project = ctx.project()?;
     let m = &project.manifest;
     let configured = harness::spec(m).map(|s| s.harnesses).unwrap_or_default();
     let harnesses = match only {

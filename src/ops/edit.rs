@@ -6,13 +6,13 @@ use std::path::Path;
 use serde::Serialize;
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
+use super::context::Context;
 use super::error::{Error, Result};
 use super::lock::{LockOutcome, lock};
 use super::quest::show;
 use crate::diagnostics::FromIo;
 use crate::manifest;
 use crate::model::Locator;
-use crate::progress::Progress;
 use crate::store::fsutil;
 use crate::store::quest::QuestKind;
 
@@ -31,15 +31,8 @@ pub struct Edited {
     pub lock: LockOutcome,
 }
 
-pub fn add(
-    start: &Path,
-    store_root: &Path,
-    mount: &str,
-    what: Addition,
-    offline: bool,
-    progress: &dyn Progress,
-) -> Result<Edited> {
-    let path = manifest::find(start)?;
+pub fn add(ctx: &mut Context, mount: &str, what: Addition) -> Result<Edited> {
+    let path = manifest::find(ctx.cwd())?;
     let text = std::fs::read_to_string(&path).map_err(Error::io("read", &path))?;
     let mut doc = parse_doc(&path, &text)?;
     let mount = mount.trim_end_matches('/');
@@ -51,7 +44,7 @@ pub fn add(
             (locators, Vec::new(), intent)
         }
         Addition::Quest { id, intent } => {
-            let q = show(store_root, &id)?;
+            let q = show(ctx, &id)?;
             if q.kind != QuestKind::Derivation {
                 return Err(Error::EnvironmentQuest { quest: q.id.short() });
             }
@@ -101,18 +94,12 @@ pub fn add(
     if let Some(intent) = intent {
         table.insert("intent", value(intent));
     }
-    let lock = write_then_lock(&path, &text, &doc.to_string(), start, store_root, offline, progress)?;
+    let lock = write_then_lock(ctx, &path, &text, &doc.to_string())?;
     Ok(Edited { mount: mount.to_string(), created, lock })
 }
 
-pub fn remove(
-    start: &Path,
-    store_root: &Path,
-    mount: &str,
-    offline: bool,
-    progress: &dyn Progress,
-) -> Result<Edited> {
-    let path = manifest::find(start)?;
+pub fn remove(ctx: &mut Context, mount: &str) -> Result<Edited> {
+    let path = manifest::find(ctx.cwd())?;
     let text = std::fs::read_to_string(&path).map_err(Error::io("read", &path))?;
     let mut doc = parse_doc(&path, &text)?;
     let mount = mount.trim_end_matches('/');
@@ -138,7 +125,7 @@ pub fn remove(
             overrides.remove(&k);
         }
     }
-    let lock = write_then_lock(&path, &text, &doc.to_string(), start, store_root, offline, progress)?;
+    let lock = write_then_lock(ctx, &path, &text, &doc.to_string())?;
     Ok(Edited { mount: mount.to_string(), created: false, lock })
 }
 
@@ -150,22 +137,17 @@ pub(super) fn parse_doc(path: &Path, text: &str) -> Result<DocumentMut> {
     })
 }
 
-/// Writes the edited manifest and locks; on failure the original text is written back.
-pub(super) fn write_then_lock(
-    path: &Path,
-    old: &str,
-    new: &str,
-    start: &Path,
-    store_root: &Path,
-    offline: bool,
-    progress: &dyn Progress,
-) -> Result<LockOutcome> {
+/// Writes the edited manifest and locks (the project opened afresh); on failure the original
+/// text is written back.
+pub(super) fn write_then_lock(ctx: &mut Context, path: &Path, old: &str, new: &str) -> Result<LockOutcome> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fsutil::write_atomic(dir, path, new.as_bytes())?;
-    match lock(start, store_root, offline, progress) {
+    ctx.reopen_project();
+    match lock(ctx) {
         Ok(outcome) => Ok(outcome),
         Err(e) => {
             fsutil::write_atomic(dir, path, old.as_bytes())?;
+            ctx.reopen_project();
             Err(e)
         }
     }

@@ -4,12 +4,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::context::Context;
 use super::error::{Error, Result};
 use super::project::Project;
 use crate::model::decision::Decision;
 use crate::model::{Id, StorePath};
 use crate::profile::Profile;
-use crate::store::Store;
 
 #[derive(Debug, Serialize)]
 pub struct Explanation {
@@ -37,13 +37,13 @@ pub struct Explanation {
     pub decisions: Vec<Decision>,
 }
 
-pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanation> {
-    let project = Project::open(start)?;
+pub fn explain(ctx: &Context, path: &str) -> Result<Explanation> {
+    let project = ctx.project()?;
     let m = &project.manifest;
-    let rel = memory_relative(m, start, path)?;
+    let rel = memory_relative(m, ctx.cwd(), path)?;
     let profile = Profile::load(&project.state_dir)?;
     let binding = profile.current().ok_or(Error::NoActiveEnvironment)?;
-    let store = Store::open(store_root)?;
+    let store = ctx.store()?;
     let env = store.read_environment(&binding.environment)?;
     let mut decisions: Vec<Decision> =
         env.decisions.iter().filter(|d| d.path == rel.as_str()).cloned().collect();
@@ -62,7 +62,7 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
         let provenance = entry.provenance.get(origin.locator);
         let quest = m.mounts.iter().find(|x| &x.path == mount).map(crate::view::derivation_quest);
         let locator = provenance.map(|p| p.locator.clone()).unwrap_or_default();
-        let fetched = fetched_by(&project, mount.as_str(), &locator);
+        let fetched = fetched_by(project, mount.as_str(), &locator);
         return Ok(Explanation {
             path: rel.to_string(),
             environment: binding.environment,
@@ -84,7 +84,7 @@ pub fn explain(start: &Path, store_root: &Path, path: &str) -> Result<Explanatio
 
 /// What memorix.lock says a fetcher made `locator` of `mount` from, if anything.
 fn fetched_by(project: &Project, mount: &str, locator: &str) -> Option<crate::lock::LockedFetch> {
-    let super::project::LockState::Clean(lock, _) = project.read_lock().ok()? else { return None };
+    let lock = project.clean_lock().ok()??;
     let entries = &lock.mounts.get(mount)?.locators;
     entries.iter().find(|l| l.locator == locator).and_then(|l| l.fetched.clone())
 }

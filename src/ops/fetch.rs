@@ -5,14 +5,13 @@
 
 use std::collections::BTreeSet;
 
+use super::context::Context;
 use super::error::{Error, Result};
-use super::project::{LockState, Project};
-use crate::fetch::{self, Fetched, Filter, Locked, Registries, Registry, Request};
+use crate::fetch::{self, Fetched, Filter, Locked, Registry, Request};
 use crate::lock::{LockedLocator, Lockfile};
 use crate::manifest::{Manifest, MountDecl};
 use crate::model::{EntryKind, Locator, Selector, StorePath};
 use crate::pins::ResolvedPin;
-use crate::progress::Progress;
 use crate::resolve::PinSource;
 use crate::store::{Store, Writer};
 
@@ -109,37 +108,29 @@ fn no_version(e: &crate::resolve::Error) -> bool {
 
 /// Fetches the pinned docs the Store lacks, each on its own: what could be fetched is in the
 /// Store whatever became of the others.
-pub(crate) fn fetch_pinned(
-    project: &Project,
-    writer: &Writer,
-    offline: bool,
-    progress: &dyn Progress,
-) -> Result<Fetching> {
+pub(crate) fn fetch_pinned(ctx: &Context, writer: &Writer) -> Result<Fetching> {
+    let project = ctx.project()?;
     let m = &project.manifest;
-    let lock = match project.read_lock()? {
-        LockState::Clean(l, _) => Some(l),
-        _ => None,
-    };
-    let requests = wanted(m, Some(writer.store), lock.as_ref(), None);
-    fetch_requests(m, writer, requests, offline, progress)
+    let requests = wanted(m, Some(writer.store), project.clean_lock()?, None);
+    fetch_requests(ctx, m, writer, requests)
 }
 
-/// Fetches `requests` unless fetching is off, each with its own outcome.
+/// Fetches `requests` (for the manifest `m`) unless fetching is off, each with its own outcome.
 pub(crate) fn fetch_requests(
+    ctx: &Context,
     m: &Manifest,
     writer: &Writer,
     requests: Vec<Request>,
-    offline: bool,
-    progress: &dyn Progress,
 ) -> Result<Fetching> {
     if requests.is_empty() {
         return Ok(Fetching::default());
     }
+    let offline = ctx.net.offline;
     if offline || !m.pins.fetch {
         return Ok(Fetching { fetched: Vec::new(), failures: refused(&requests, offline) });
     }
     let mut out = Fetching::default();
-    for o in fetch::fetch_all(writer, &Registries::load()?, requests, progress)? {
+    for o in fetch::fetch_all(writer, ctx.net.registries()?, requests, ctx.progress)? {
         match o.result {
             Ok(f) => out.fetched.push(f),
             Err(e) => out.failures.push(FetchFailure::new(&o.request, e)),
@@ -165,21 +156,15 @@ fn refused(requests: &[Request], offline: bool) -> Vec<FetchFailure> {
 /// With fetching off, the libraries the Store lacks are known before anything is written: a
 /// build that cannot succeed refuses here, leaving no Store, `.ignore` or `.memorix/` behind
 /// (the Store's absence meaning it holds nothing). Every such library is listed.
-pub(crate) fn refuse_unfetchable(
-    project: &Project,
-    store_root: &std::path::Path,
-    offline: bool,
-) -> Result<()> {
+pub(crate) fn refuse_unfetchable(ctx: &Context) -> Result<()> {
+    let project = ctx.project()?;
     let m = &project.manifest;
+    let offline = ctx.net.offline;
     if !offline && m.pins.fetch {
         return Ok(());
     }
-    let store = Store::open(store_root).ok();
-    let lock = match project.read_lock()? {
-        LockState::Clean(l, _) => Some(l),
-        _ => None,
-    };
-    let mut failures = refused(&wanted(m, store.as_ref(), lock.as_ref(), None), offline);
+    let store = ctx.existing_store().ok().flatten();
+    let mut failures = refused(&wanted(m, store, project.clean_lock()?, None), offline);
     match failures.len() {
         0 => Ok(()),
         1 => Err(failures.pop().expect("one").error.into()),
@@ -189,24 +174,15 @@ pub(crate) fn refuse_unfetchable(
 
 /// `memorix fetch [LIB...]`: fetches what the project's `@pin` mounts need and the Store
 /// lacks (only the named libraries, when some are named), without building.
-pub fn fetch(
-    start: &std::path::Path,
-    store_root: &std::path::Path,
-    libraries: &[String],
-    progress: &dyn Progress,
-) -> Result<Vec<Fetched>> {
-    let project = Project::open(start)?;
-    let _project_lock = project.lock(progress)?;
-    let store = Store::open_or_create(store_root, progress)?;
-    let writer = store.writer(progress)?;
+pub fn fetch(ctx: &mut Context, libraries: &[String]) -> Result<Vec<Fetched>> {
+    let _project_lock = ctx.lock_project()?;
+    let ctx = &*ctx;
+    let project = ctx.project()?;
+    let writer = ctx.writer()?;
     writer.heal_latest()?;
-    let lock = match project.read_lock()? {
-        LockState::Clean(l, _) => Some(l),
-        _ => None,
-    };
     let only: BTreeSet<String> = libraries.iter().cloned().collect();
-    let requests = wanted(&project.manifest, Some(&store), lock.as_ref(), Some(&only));
-    let mut fetching = fetch_requests(&project.manifest, &writer, requests, false, progress)?;
+    let requests = wanted(&project.manifest, Some(writer.store), project.clean_lock()?, Some(&only));
+    let mut fetching = fetch_requests(ctx, &project.manifest, &writer, requests)?;
     fetching.check()?;
     match fetching.failures.pop() {
         Some(f) => Err(f.error.into()),

@@ -1,23 +1,20 @@
 //! `memorix gc` (temp files and objects nothing reaches) and `memorix purge` (the explicit,
 //! loud erasure of content from every generation, e.g. a leaked secret).
 
-use std::path::Path;
-
 use serde::Serialize;
 
+use super::context::Context;
 use super::error::{Error, Result};
 use crate::model::{IdPrefix, Locator};
-use crate::progress::Progress;
-use crate::store::Store;
 use crate::store::gc::GcOutcome;
 use crate::store::purge::{PurgeRecord, PurgeTarget};
 
-pub fn gc(store_root: &Path, dry_run: bool, progress: &dyn Progress) -> Result<GcOutcome> {
-    let store = Store::open(store_root)?;
+pub fn gc(ctx: &Context, dry_run: bool) -> Result<GcOutcome> {
+    let store = ctx.store()?;
     if dry_run {
         return Ok(store.garbage()?);
     }
-    Ok(store.writer(progress)?.collect_garbage()?)
+    Ok(store.writer(ctx.progress)?.collect_garbage()?)
 }
 
 #[derive(Debug, Serialize)]
@@ -32,9 +29,9 @@ pub struct PurgeOutcome {
 /// Erases every blob that ever stood at `target` (a Store path, or a blob id) from the Store.
 /// History keeps naming the ids; reading them then fails with a message saying they were
 /// purged.
-pub fn purge(store_root: &Path, target: &str, yes: bool, progress: &dyn Progress) -> Result<PurgeOutcome> {
-    let store = Store::open(store_root)?;
-    let writer = store.writer(progress)?;
+pub fn purge(ctx: &Context, target: &str, yes: bool) -> Result<PurgeOutcome> {
+    let store = ctx.store()?;
+    let writer = store.writer(ctx.progress)?;
     let what = match IdPrefix::parse(target).filter(|_| !target.contains('/')) {
         Some(prefix) => PurgeTarget::Blob(prefix),
         None => PurgeTarget::Path(Locator::parse_place(target)?),

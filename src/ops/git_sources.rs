@@ -6,12 +6,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::context::Context;
 use super::error::{Error, Result};
-use super::project::Project;
 use crate::fetch::git::{self, GitCache};
 use crate::lock::{LockedSource, Lockfile};
 use crate::manifest::GitSourceDecl;
-use crate::progress::Progress;
 use crate::resolve::{Refresh, git_origin_matches};
 use crate::store::Writer;
 use crate::store::ingest::{Ingest, VersionLabel};
@@ -29,24 +28,22 @@ pub struct SourceMove {
 /// Ingests every git source at its commit: the locked one, unless `refresh` moves it (or the
 /// lock has none, or memorix.toml now names another origin), then what it follows now.
 pub(crate) fn ingest_git_sources(
-    project: &Project,
+    ctx: &Context,
     writer: &Writer,
     previous: Option<&Lockfile>,
     refresh: &Refresh,
-    offline: bool,
-    progress: &dyn Progress,
 ) -> Result<(BTreeMap<String, LockedSource>, Vec<SourceMove>)> {
     let cache = GitCache::default_location();
     let (mut out, mut moves) = (BTreeMap::new(), Vec::new());
-    for g in &project.manifest.git_sources {
+    for g in &ctx.project()?.manifest.git_sources {
         let key = g.key();
         let held = previous.and_then(|l| l.sources.get(&key)).filter(|l| git_origin_matches(l, g));
         let commit = match held.and_then(|l| l.commit.clone()) {
             Some(c) if !refresh.moves_source(&key) => c,
-            _ if offline => return Err(git::Error::Offline { url: g.url.clone() }.into()),
+            _ if ctx.net.offline => return Err(git::Error::Offline { url: g.url.clone() }.into()),
             _ => cache.resolve(&g.url, &g.reference)?,
         };
-        let taken = take(project, writer, &cache, g, &commit, progress)?;
+        let taken = take(ctx, writer, &cache, g, &commit)?;
         match held {
             Some(h) if h.commit.as_deref() == Some(commit.as_str()) => same_content(&key, h, &taken)?,
             _ => moves.push(SourceMove {
@@ -63,22 +60,16 @@ pub(crate) fn ingest_git_sources(
 
 /// Puts the content of each git source the lock pins into the Store when it lacks it (a fresh
 /// clone without a substituter that has it), checked against the lock's content id.
-pub(crate) fn ensure_locked_git(
-    project: &Project,
-    writer: &Writer,
-    lock: &Lockfile,
-    offline: bool,
-    progress: &dyn Progress,
-) -> Result<()> {
+pub(crate) fn ensure_locked_git(ctx: &Context, writer: &Writer, lock: &Lockfile) -> Result<()> {
     let cache = GitCache::default_location();
-    for g in &project.manifest.git_sources {
+    for g in &ctx.project()?.manifest.git_sources {
         let key = g.key();
         let Some(held) = lock.sources.get(&key).filter(|l| git_origin_matches(l, g)) else { continue };
         let Some(commit) = &held.commit else { continue };
-        if offline || writer.store.has_tree(&held.hash) || writer.store.has_blob(&held.hash) {
+        if ctx.net.offline || writer.store.has_tree(&held.hash) || writer.store.has_blob(&held.hash) {
             continue;
         }
-        let taken = take(project, writer, &cache, g, commit, progress)?;
+        let taken = take(ctx, writer, &cache, g, commit)?;
         same_content(&key, held, &taken)?;
     }
     Ok(())
@@ -99,15 +90,14 @@ fn same_content(key: &str, held: &LockedSource, taken: &LockedSource) -> Result<
 /// Exports `commit` of `g` into the project's temp directory and ingests it at the source's
 /// place; the lock entry it gives.
 fn take(
-    project: &Project,
+    ctx: &Context,
     writer: &Writer,
     cache: &GitCache,
     g: &GitSourceDecl,
     commit: &str,
-    progress: &dyn Progress,
 ) -> Result<LockedSource> {
     cache.ensure(&g.url, commit, &g.key())?;
-    let tmp = project.state_dir.join("tmp");
+    let tmp = ctx.project()?.state_dir.join("tmp");
     crate::store::fsutil::create_dir(&tmp)?;
     // The lock holds only full commit ids; hex digits alone keep the name a plain file name.
     let short: String = commit.chars().filter(char::is_ascii_hexdigit).take(12).collect();
@@ -124,7 +114,7 @@ fn take(
             label: label.as_ref(),
             message: Some(format!("[sources] git {} at {commit}", g.url)),
         };
-        let outcome = writer.ingest(request, progress)?;
+        let outcome = writer.ingest(request, ctx.progress)?;
         Ok(outcome.content(writer.store, &g.dest)?)
     });
     let _ = crate::store::checkout::remove_readonly_tree(&dir);

@@ -1,9 +1,7 @@
 //! `memorix graph`: the manifest's dependency graph as Graphviz dot or Mermaid.
 
-use std::path::Path;
-
+use super::context::Context;
 use super::error::Result;
-use super::project::Project;
 use crate::resolve::Graph;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,8 +10,8 @@ pub enum Format {
     Mermaid,
 }
 
-pub fn graph(start: &Path, format: Format) -> Result<String> {
-    let project = Project::open(start)?;
+pub fn graph(ctx: &Context, format: Format) -> Result<String> {
+    let project = ctx.project()?;
     let g = Graph::build(&project.manifest)?;
     Ok(match format {
         Format::Dot => g.to_dot(&project.manifest),

@@ -9,13 +9,13 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
+use super::context::Context;
 use super::error::{Error, Result};
 use super::project::Project;
 use crate::deliver::{self, Delivery};
 use crate::diagnostics::FromIo;
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
-use crate::progress::Progress;
 use crate::store::Store;
 use crate::store::environment::EnvFiles;
 use crate::store::generation::now_rfc3339;
@@ -36,13 +36,8 @@ pub struct RunRecord {
 
 /// Runs `command` with `MEMORIX_ENVIRONMENT` (and `MEMORIX_PROFILE_GENERATION`) set to what
 /// `.memory/` shows, appends the record, and counts a read on the environment's quests.
-pub fn run(
-    start: &Path,
-    store_root: &Path,
-    command: &[String],
-    progress: &dyn Progress,
-) -> Result<RunRecord> {
-    let project = Project::open(start)?;
+pub fn run(ctx: &Context, command: &[String]) -> Result<RunRecord> {
+    let project = ctx.project()?;
     let profile = Profile::load(&project.state_dir)?;
     let binding = profile.current().cloned().ok_or(Error::NoActiveEnvironment)?;
     let (program, args) = command.split_first().ok_or(Error::NothingToRun)?;
@@ -74,15 +69,15 @@ pub fn run(
         .open(&path)
         .and_then(|mut f| f.write_all(line.as_bytes()))
         .map_err(Error::io("append to", &path))?;
-    count_reads(&project, store_root, &binding.environment, progress)?;
+    count_reads(ctx, &binding.environment)?;
     Ok(record)
 }
 
 /// Bumps `reads` on the quests whose current resolve for this project is what the run read.
-fn count_reads(project: &Project, store_root: &Path, env: &Id, progress: &dyn Progress) -> Result<()> {
-    let store = Store::open(store_root)?;
-    let writer = store.writer(progress)?;
-    let m = &project.manifest;
+fn count_reads(ctx: &Context, env: &Id) -> Result<()> {
+    let store = ctx.store()?;
+    let writer = store.writer(ctx.progress)?;
+    let m = &ctx.project()?.manifest;
     let dir = quest::project_key(&m.dir);
     let mut ids = vec![(crate::view::environment_quest(m), String::new())];
     ids.extend(m.mounts.iter().map(|x| (crate::view::derivation_quest(x), x.path.to_string())));
@@ -100,8 +95,8 @@ fn count_reads(project: &Project, store_root: &Path, env: &Id, progress: &dyn Pr
     Ok(())
 }
 
-pub fn runs(start: &Path) -> Result<Vec<RunRecord>> {
-    let project = Project::open(start)?;
+pub fn runs(ctx: &Context) -> Result<Vec<RunRecord>> {
+    let project = ctx.project()?;
     let path = project.state_dir.join(RUNS);
     let text = match fs::read_to_string(&path) {
         Ok(t) => t,
@@ -134,15 +129,15 @@ fn environment(store: &Store, project: Option<&Project>, text: &str) -> Result<I
 }
 
 /// `memorix checkout ENV DIR`: any stored environment, materialised for replay.
-pub fn checkout(start: &Path, store_root: &Path, env: &str, dir: &Path) -> Result<(Id, usize)> {
-    let project = Project::open(start).ok();
-    let store = Store::open(store_root)?;
-    let id = environment(&store, project.as_ref(), env)?;
+pub fn checkout(ctx: &Context, env: &str, dir: &Path) -> Result<(Id, usize)> {
+    let project = ctx.project_if_any();
+    let store = ctx.store()?;
+    let id = environment(store, project, env)?;
     if dir.exists() && fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
         return Err(Error::CheckoutNotEmpty { dir: dir.to_path_buf() });
     }
-    let delivery = Delivery::from_store(&store, id, project.as_ref().map(|p| &p.manifest), 0)?;
-    Ok((id, deliver::checkout(&store, dir, &delivery)?))
+    let delivery = Delivery::from_store(store, id, project.map(|p| &p.manifest), 0)?;
+    Ok((id, deliver::checkout(store, dir, &delivery)?))
 }
 
 fn files_of(store: &Store, id: &Id) -> Result<EnvFiles> {
@@ -161,14 +156,14 @@ pub struct EnvDiff {
 }
 
 /// `memorix diff A B`: two environments (by profile generation or id).
-pub fn diff(start: &Path, store_root: &Path, a: &str, b: &str) -> Result<EnvDiff> {
-    let project = Project::open(start).ok();
-    let store = Store::open(store_root)?;
-    let (from, to) = (environment(&store, project.as_ref(), a)?, environment(&store, project.as_ref(), b)?);
+pub fn diff(ctx: &Context, a: &str, b: &str) -> Result<EnvDiff> {
+    let project = ctx.project_if_any();
+    let store = ctx.store()?;
+    let (from, to) = (environment(store, project, a)?, environment(store, project, b)?);
     let blobs = |f: EnvFiles| -> BTreeMap<String, Id> {
         f.into_iter().map(|(p, (_, b))| (p.to_string(), b)).collect()
     };
-    let (x, y) = (blobs(files_of(&store, &from)?), blobs(files_of(&store, &to)?));
+    let (x, y) = (blobs(files_of(store, &from)?), blobs(files_of(store, &to)?));
     let mounts_of = |id: &Id| -> Result<BTreeMap<String, Id>> {
         Ok(store.read_environment(id)?.mounts.into_iter().map(|(p, d)| (p.to_string(), d)).collect())
     };

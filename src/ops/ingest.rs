@@ -1,11 +1,10 @@
 //! `memorix ingest DEST SRC...`: one generation per call, rewriting only what changed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use super::context::Context;
 use super::error::{Error, Result};
 use crate::model::Locator;
-use crate::progress::Progress;
-use crate::store::Store;
 use crate::store::ingest::{Ingest, IngestOutcome, VersionLabel};
 use crate::store::source::{self, Layout};
 
@@ -22,15 +21,15 @@ pub struct IngestRequest {
 }
 
 /// Scans every source before the Store is touched, then ingests under the writer lock.
-pub fn ingest(store_root: &Path, req: IngestRequest, progress: &dyn Progress) -> Result<IngestOutcome> {
+pub fn ingest(ctx: &Context, req: IngestRequest) -> Result<IngestOutcome> {
     let layout = source::layout(&req.dest, &req.sources)?;
     if req.version.is_some()
         && (!matches!(layout, Layout::Tree { .. }) || req.dest.path.is_root() || req.merge)
     {
         return Err(Error::VersionNeedsTree { example: req.dest.place().trim_end_matches('/').to_string() });
     }
-    let store = Store::open_or_create(store_root, progress)?;
-    let writer = store.writer(progress)?;
+    let store = ctx.store_or_create()?;
+    let writer = store.writer(ctx.progress)?;
     writer.heal_latest()?;
     let request = Ingest {
         dest: &req.dest,
@@ -39,5 +38,5 @@ pub fn ingest(store_root: &Path, req: IngestRequest, progress: &dyn Progress) ->
         label: req.version.as_ref(),
         message: req.message,
     };
-    Ok(writer.ingest(request, progress)?)
+    Ok(writer.ingest(request, ctx.progress)?)
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::context::Context;
 use super::error::{Error, Result};
 use super::project::ensure_state_dir;
 use crate::confine::Confined;
@@ -58,7 +59,8 @@ pub struct InitOutcome {
     pub generated: Vec<String>,
 }
 
-pub fn init(dir: &Path, name: Option<&str>, agents: Agents) -> Result<InitOutcome> {
+pub fn init(ctx: &Context, name: Option<&str>, agents: Agents) -> Result<InitOutcome> {
+    let dir = ctx.cwd();
     let path = dir.join(manifest::FILE);
     let name = match name {
         Some(n) => n.to_string(),

@@ -1,22 +1,20 @@
 //! `memorix lock [--check]`: write memorix.lock (only what changed), or check it.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::Serialize;
 
-use super::error::{Error, Result};
-use super::git_sources::{SourceMove, ensure_locked_git, ingest_git_sources};
-use super::project::{LockState, Project};
+use super::context::Context;
+use super::error::Result;
+use super::git_sources::{SourceMove, ingest_git_sources};
+use super::obtain::{check_project, objects_missing, obtain};
+use super::project::LockState;
 use crate::lock::{self, LockedSource, Lockfile};
-use crate::manifest::Manifest;
 use crate::model::Id;
-use crate::progress::Progress;
-use crate::remote::transfer::FetchReport;
 use crate::resolve::{self, CheckReport, Refresh, Resolution};
+use crate::store::Writer;
 use crate::store::ingest::{Ingest, VersionLabel};
 use crate::store::source;
-use crate::store::{Store, Writer};
 
 #[derive(Debug, Serialize)]
 pub struct LockOutcome {
@@ -82,45 +80,45 @@ pub enum Healed {
     Corrupt(String),
 }
 
-pub fn lock(start: &Path, store_root: &Path, offline: bool, progress: &dyn Progress) -> Result<LockOutcome> {
-    let project = Project::open(start)?;
-    let _project_lock = project.lock(progress)?;
-    let store = Store::open_or_create(store_root, progress)?;
-    let writer = store.writer(progress)?;
+pub fn lock(ctx: &mut Context) -> Result<LockOutcome> {
+    let _project_lock = ctx.lock_project()?;
+    let ctx = &*ctx;
+    let writer = ctx.writer()?;
     writer.heal_latest()?;
-    let (resolution, outcome) = lock_with(&project, &writer, &Refresh::Nothing, offline, progress)?;
-    writer.record_project(&project.roots(&resolution.lock)?)?;
+    let (resolution, outcome) = lock_with(ctx, &writer, &Refresh::Nothing)?;
+    writer.record_project(&ctx.project()?.roots(&resolution.lock)?)?;
     Ok(outcome)
 }
 
 /// Resolves and writes the lock under held project and store locks. What the Store lacks of
 /// the old lock is fetched first, as `build --locked` does, so a fresh clone resolves the same.
 pub(crate) fn lock_with(
-    project: &Project,
+    ctx: &Context,
     writer: &Writer,
     refresh: &Refresh,
-    offline: bool,
-    progress: &dyn Progress,
 ) -> Result<(Resolution, LockOutcome)> {
-    let fetched = super::remote::substitute(project, writer, offline, progress);
-    let (previous, previous_text, healed) = match project.read_lock()? {
-        LockState::Missing => (None, None, None),
-        LockState::Clean(l, t) => (Some(l), Some(t), None),
-        LockState::Conflicted { text, .. } => {
-            let (ours, theirs, _) = lock::conflict_sides(&text).expect("conflicted");
-            let parse = |t: &str| Lockfile::parse(t, &project.lock_path).ok();
+    let project = ctx.project()?;
+    let fetched = super::obtain::substitute(ctx, writer);
+    let previous_text = project.lock_text()?;
+    let (previous, healed) = match project.read_lock()? {
+        LockState::Missing => (None, None),
+        LockState::Clean(l) => (Some(l.clone()), None),
+        LockState::Conflicted { .. } => {
+            let text = previous_text.expect("a conflicted lock has text");
+            let (ours, theirs, _) = lock::conflict_sides(text).expect("conflicted");
+            let parse = |t: &str| project.parse_lock(t).ok();
             let (merged, _) = lock::merge_sides(parse(&ours), parse(&theirs));
-            (merged, Some(text), Some(Healed::Conflict))
+            (merged, Some(Healed::Conflict))
         }
         // Nothing in it can be trusted: resolved afresh, as with no lock.
-        LockState::Corrupt(e) => (None, None, Some(Healed::Corrupt(e.to_string()))),
+        LockState::Corrupt(e) => (None, Some(Healed::Corrupt(e.to_string()))),
     };
+    let previous_text = if matches!(healed, Some(Healed::Corrupt(_))) { None } else { previous_text };
     // The project's own sources first: a version they hold is never fetched.
-    let mut sources = ingest_sources(&project.manifest, writer, progress)?;
-    let (git, sources_moved) =
-        ingest_git_sources(project, writer, previous.as_ref(), refresh, offline, progress)?;
+    let mut sources = ingest_sources(ctx, writer)?;
+    let (git, sources_moved) = ingest_git_sources(ctx, writer, previous.as_ref(), refresh)?;
     sources.extend(git);
-    let mut fetching = super::fetch::fetch_pinned(project, writer, offline, progress)?;
+    let mut fetching = super::fetch::fetch_pinned(ctx, writer)?;
     fetching.check()?;
     let fetched_docs = std::mem::take(&mut fetching.fetched);
     let resolution =
@@ -138,7 +136,7 @@ pub(crate) fn lock_with(
     for (key, derivation) in &resolution.planned {
         writer.remember_plan(key, derivation)?;
     }
-    let written = project.write_lock(&resolution.lock, previous_text.as_deref())?;
+    let written = project.write_lock(&resolution.lock, previous_text)?;
     let moved = version_moves(previous.as_ref(), &resolution.lock);
     let outcome = LockOutcome {
         moved,
@@ -154,11 +152,8 @@ pub(crate) fn lock_with(
 
 /// Ingests each `[sources]` folder into the Store (before resolving, which only reads it);
 /// returns the lock entry of each source by its key.
-pub(crate) fn ingest_sources(
-    m: &Manifest,
-    writer: &Writer,
-    progress: &dyn Progress,
-) -> Result<BTreeMap<String, LockedSource>> {
+pub(crate) fn ingest_sources(ctx: &Context, writer: &Writer) -> Result<BTreeMap<String, LockedSource>> {
+    let m = &ctx.project()?.manifest;
     let mut out = BTreeMap::new();
     let project = m.name.as_deref().unwrap_or("the project");
     for s in &m.sources {
@@ -170,7 +165,7 @@ pub(crate) fn ingest_sources(
             label: label.as_ref(),
             message: Some(format!("[sources] of {project}")),
         };
-        let outcome = writer.ingest(request, progress)?;
+        let outcome = writer.ingest(request, ctx.progress)?;
         let hash = outcome.content(writer.store, &s.dest)?;
         out.insert(
             s.key(),
@@ -180,107 +175,11 @@ pub(crate) fn ingest_sources(
     Ok(out)
 }
 
-/// Git sources the lock pins whose content the Store lacks are fetched at their locked commit
-/// (after the substituters had their chance), unless `offline`.
-pub(crate) fn ensure_locked_git_sources(
-    project: &Project,
-    writer: &Writer,
-    offline: bool,
-    progress: &dyn Progress,
-) -> Result<()> {
-    match project.read_lock()? {
-        LockState::Clean(lock, _) => ensure_locked_git(project, writer, &lock, offline, progress),
-        _ => Ok(()),
-    }
-}
-
 /// `lock --check`: never writes the lock; fetches what the Store lacks of it, then reports
 /// why it is stale (exit 1), or that it cannot be judged here (the error).
-pub fn check(start: &Path, store_root: &Path, offline: bool, progress: &dyn Progress) -> Result<CheckReport> {
-    let project = Project::open(start)?;
-    let store = Store::open_or_create(store_root, progress)?;
-    let mut obtained = obtain(&project, &store.writer(progress)?, offline, progress)?;
-    let (report, _) = check_project(&project, store_root, false)?;
+pub fn check(ctx: &Context) -> Result<CheckReport> {
+    ctx.project()?;
+    let mut obtained = obtain(ctx, &ctx.writer()?)?;
+    let (report, _) = check_project(ctx, false)?;
     obtained.judge(report, "check memorix.lock")
-}
-
-/// What a check obtained of the lock's objects before judging: from the substituters, git
-/// sources at their locked commits, and the registries for fetched docs.
-pub(crate) struct Obtained {
-    pub substituted: FetchReport,
-    pub fetched: Vec<crate::fetch::Fetched>,
-    /// Why a registry fetch that would have filled the Store did not happen.
-    fetch_failure: Option<Box<crate::fetch::Error>>,
-}
-
-/// Obtains what the Store lacks of the lock the way `build --locked` does, unless `offline`.
-pub(crate) fn obtain(
-    project: &Project,
-    writer: &Writer,
-    offline: bool,
-    progress: &dyn Progress,
-) -> Result<Obtained> {
-    let substituted = super::remote::substitute(project, writer, offline, progress)?;
-    ensure_locked_git_sources(project, writer, offline, progress)?;
-    let mut fetching = super::fetch::fetch_pinned(project, writer, offline, progress)?;
-    fetching.check()?;
-    let fetched = std::mem::take(&mut fetching.fetched);
-    Ok(Obtained { substituted, fetched, fetch_failure: fetching.into_failure() })
-}
-
-impl Obtained {
-    /// [`judge`], where objects still missing because a registry fetch failed show that failure
-    /// (the objects are missing because fetching them failed: that is the error to show).
-    pub(crate) fn judge(&mut self, report: CheckReport, verb: &'static str) -> Result<CheckReport> {
-        match (judge(report, &self.substituted, verb), self.fetch_failure.take()) {
-            (Err(_), Some(failure)) => Err(failure.into()),
-            (judged, _) => judged,
-        }
-    }
-}
-
-/// The one verdict on a lock, shared by `status --check`, `lock --check` and `build --locked`:
-/// stale (the report says why), or fresh; objects missing from this Store are neither, but an
-/// error naming them (`verb` says what could not be done).
-pub(crate) fn judge(report: CheckReport, fetched: &FetchReport, verb: &'static str) -> Result<CheckReport> {
-    if !report.problems.is_empty() || report.missing.is_empty() {
-        return Ok(report);
-    }
-    Err(objects_missing(fetched, &report.missing, verb))
-}
-
-/// The error for objects the lock names that neither this Store nor a substituter has.
-fn objects_missing(fetched: &FetchReport, missing: &[String], verb: &'static str) -> Error {
-    let missing = if fetched.unavailable.is_empty() { missing } else { &fetched.unavailable };
-    let why = match fetched.why() {
-        "" => "fetch them from a substituter (`memorix pull`)".to_string(),
-        why => why.to_string(),
-    };
-    Error::ObjectsMissing { verb, count: missing.len(), first: missing[0].clone(), why }
-}
-
-/// The lock checked against the manifest and the Store; with `realise`, the plans to realise
-/// it (see [`resolve::check`]).
-pub(crate) fn check_project(
-    project: &Project,
-    store_root: &Path,
-    realise: bool,
-) -> Result<(CheckReport, Option<Resolution>)> {
-    let problem = |p: String| Ok((CheckReport { problems: vec![p], ..CheckReport::default() }, None));
-    let lock = match project.read_lock()? {
-        LockState::Missing => return problem("memorix.lock is missing; run `memorix lock`".into()),
-        LockState::Conflicted { line, .. } => {
-            return problem(format!(
-                "memorix.lock has git merge-conflict markers (the first at line {line}); run `memorix lock` to heal it"
-            ));
-        }
-        LockState::Corrupt(e) => return problem(format!("{e}; run `memorix lock` to write it again")),
-        LockState::Clean(l, _) => l,
-    };
-    let store = match Store::open(store_root) {
-        Ok(s) => Some(s),
-        Err(crate::store::Error::StoreMissing { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
-    Ok(resolve::check(&project.manifest, store.as_ref(), &lock, realise)?)
 }

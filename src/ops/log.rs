@@ -1,9 +1,8 @@
 //! `memorix log [KIND|PATH]`: generations, newest first, each with the files it changed.
 
-use std::path::Path;
-
 use serde::Serialize;
 
+use super::context::Context;
 use super::error::Result;
 use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
 use crate::store::Store;
@@ -20,8 +19,8 @@ pub struct LogEntry {
 /// generations that changed something at or under the path.
 /// The newest `limit` generations (all when `None`) that changed something under `filter`:
 /// each kind's history is diffed only as far back as the limit reaches.
-pub fn log(store_root: &Path, filter: Option<&Locator>, limit: Option<usize>) -> Result<Vec<LogEntry>> {
-    let store = Store::open(store_root)?;
+pub fn log(ctx: &Context, filter: Option<&Locator>, limit: Option<usize>) -> Result<Vec<LogEntry>> {
+    let store = ctx.store()?;
     let kinds: Vec<Kind> = match filter {
         Some(loc) => vec![loc.kind],
         None => Kind::ALL.to_vec(),
@@ -42,7 +41,7 @@ pub fn log(store_root: &Path, filter: Option<&Locator>, limit: Option<usize>) ->
                 history.next().transpose()?;
             }
             let parent_root = history.peek().and_then(|p| p.as_ref().ok()).map(|p| p.generation.root);
-            let changes = changes_under(&store, parent_root.as_ref(), &g.generation.root, &path)?;
+            let changes = changes_under(store, parent_root.as_ref(), &g.generation.root, &path)?;
             if changes.is_empty() && !path.is_root() {
                 continue;
             }

@@ -1,14 +1,13 @@
 //! `memorix ls LOCATOR`: what a locator names, one entry per line.
 
 use std::fs;
-use std::path::Path;
 
 use serde::Serialize;
 
+use super::context::Context;
 use super::error::{Error, Result};
 use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, Locator};
-use crate::store::Store;
 use crate::store::generation::GenSummary;
 
 pub struct LsRequest {
@@ -39,8 +38,8 @@ pub struct LsOutcome {
     pub entries: Vec<LsEntry>,
 }
 
-pub fn ls(store_root: &Path, req: &LsRequest) -> Result<LsOutcome> {
-    let store = Store::open(store_root)?;
+pub fn ls(ctx: &Context, req: &LsRequest) -> Result<LsOutcome> {
+    let store = ctx.store()?;
     let found = store.locate(&req.locator)?;
     let blob_size = |id: &Id| -> Result<Option<u64>> {
         let p = store.blob_path(id);

@@ -1,9 +1,10 @@
-//! One function per user operation. Each takes typed inputs and returns a typed result that
-//! the CLI renders (or a test inspects).
+//! One function per user operation. Each takes the command's [`Context`] and typed inputs,
+//! and returns a typed result that the CLI renders (or a test inspects).
 
 pub mod background;
 pub mod build;
 pub mod cat;
+pub mod context;
 pub mod deps;
 pub mod doctor;
 pub mod edit;
@@ -19,6 +20,7 @@ pub mod init;
 pub mod lock;
 pub mod log;
 pub mod ls;
+pub mod obtain;
 pub mod pins;
 pub mod profile;
 pub mod project;
@@ -32,4 +34,5 @@ pub mod trust;
 pub mod verify;
 pub mod versions;
 
+pub use context::{Context, Network};
 pub use error::{Error, Result};

@@ -1,12 +1,10 @@
 //! `memorix pins`: every library the project's mounts ask for through `@pin` locators, the
 //! pin it resolves to, the file and line that pin it, and why that pin (DESIGN.md §9).
 
-use std::path::Path;
-
 use serde::Serialize;
 
+use super::context::Context;
 use super::error::Result;
-use super::project::Project;
 use crate::model::Selector;
 use crate::pins::ResolvedPin;
 use crate::resolve::PinSource;
@@ -22,10 +20,10 @@ pub struct MountPin {
     pub pin: ResolvedPin,
 }
 
-/// Resolves every `@pin` locator of the project found from `start`, in manifest order. The
-/// Store is not read: this is what the pin files say, before any docs are looked up.
-pub fn pins(start: &Path) -> Result<Vec<MountPin>> {
-    let project = Project::open(start)?;
+/// Resolves every `@pin` locator of the project, in manifest order. The Store is not read:
+/// this is what the pin files say, before any docs are looked up.
+pub fn pins(ctx: &Context) -> Result<Vec<MountPin>> {
+    let project = ctx.project()?;
     let manifest = &project.manifest;
     let source = PinSource::new(manifest);
     let mut out = Vec::new();

@@ -1,23 +1,19 @@
 //! `memorix profile`, `memorix rollback`, `memorix activate`: move the project's memory between
 //! the environments it has been bound to.
 
-use std::path::Path;
-
 use serde::Serialize;
 
 use super::build::activate_with_reuse;
+use super::context::Context;
 use super::error::{Error, Result};
-use super::project::Project;
 use crate::deliver::{self, Delivery, Look, Placed, Shown};
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
-use crate::progress::Progress;
 use crate::store::Store;
 use crate::store::generation::now_rfc3339;
 
-pub fn history(start: &Path) -> Result<Profile> {
-    let project = Project::open(start)?;
-    Ok(Profile::load(&project.state_dir)?)
+pub fn history(ctx: &Context) -> Result<Profile> {
+    Ok(Profile::load(&ctx.project()?.state_dir)?)
 }
 
 /// Where `rollback` / `activate` should move.
@@ -40,10 +36,11 @@ pub struct Moved {
     pub harness: crate::harness::sync::Synced,
 }
 
-pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn Progress) -> Result<Moved> {
-    let project = Project::open(start)?;
-    let _lock = project.lock(progress)?;
-    let store = Store::open(store_root)?;
+pub fn move_to(ctx: &mut Context, target: Target) -> Result<Moved> {
+    let _lock = ctx.lock_project()?;
+    let ctx = &*ctx;
+    let project = ctx.project()?;
+    let store = ctx.store()?;
     let mut profile = Profile::load(&project.state_dir)?;
     let from = profile.current;
     let binding = match target {
@@ -64,7 +61,7 @@ pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn P
             match profile.bindings.iter().rev().find(|b| prefix.matches(&b.environment)) {
                 Some(b) => b.clone(),
                 None => {
-                    let id = store_environment(&store, &prefix)?;
+                    let id = store_environment(store, &prefix)?;
                     let generation = profile.bind(id, "activate", now_rfc3339());
                     profile
                         .bindings
@@ -77,7 +74,7 @@ pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn P
         }
     };
     let delivery =
-        Delivery::from_store(&store, binding.environment, Some(&project.manifest), binding.generation)?;
+        Delivery::from_store(store, binding.environment, Some(&project.manifest), binding.generation)?;
     let shown = deliver::shown_environment(&project.manifest.memory_dir());
     // The harness files of the binding's time; a binding older than `[agents]` takes today's.
     let spec = match binding.agents.clone() {
@@ -86,13 +83,11 @@ pub fn move_to(start: &Path, store_root: &Path, target: Target, progress: &dyn P
     };
     let recorded = crate::deliver::ActivationRecord::load(&project.state_dir);
     let (placed, harness, _) = activate_with_reuse(
-        &store,
-        &project,
+        ctx,
         &delivery,
         // Not checked here: every file is looked at.
         Shown { record: recorded.as_ref(), environment: shown, look: Look::Everything, kept: None },
         spec.as_ref(),
-        progress,
     )?;
     profile.current = Some(binding.generation);
     profile.save(&project.state_dir)?;

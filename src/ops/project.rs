@@ -1,6 +1,8 @@
 //! A project: its manifest, lock, `.memorix/` directory and the project lock writers take
-//! before the store lock.
+//! before the store lock. The manifest is read once, when the project is opened; the lock
+//! once, when first asked for.
 
+use std::cell::OnceCell;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -16,11 +18,21 @@ use crate::store::roots::ProjectRoots;
 
 pub struct Project {
     pub manifest: Manifest,
+    /// memorix.toml as it was read into `manifest` (a build's fingerprint hashes it).
+    pub manifest_text: String,
     pub lock_path: PathBuf,
     /// `.memorix/`
     pub state_dir: PathBuf,
     /// The project directory, which every path memorix touches must stay in.
     pub confined: Confined,
+    /// memorix.lock as read and parsed at the first [`Project::read_lock`].
+    lock_file: OnceCell<LockFile>,
+}
+
+/// memorix.lock as read: its text (none when missing) and what it holds.
+struct LockFile {
+    text: Option<String>,
+    state: LockState,
 }
 
 /// Files memorix keeps in `.memorix/`.
@@ -57,10 +69,9 @@ impl Drop for ProjectLock {
 /// The lock file's state on disk.
 pub enum LockState {
     Missing,
-    Clean(Lockfile, String),
+    Clean(Lockfile),
     /// Git merge-conflict markers; the line of the first one.
     Conflicted {
-        text: String,
         line: usize,
     },
     /// Not a valid lock (a bad hand edit, a truncated write by another tool): `memorix lock`
@@ -75,7 +86,8 @@ impl Project {
         let path = manifest::find(start)?;
         let confined = Confined::new(path.parent().expect("a manifest lies in a directory"))?;
         confined.check(&path)?;
-        let manifest = manifest::load(&path, start)?;
+        super::context::Trace::count(&super::context::MANIFEST_READS);
+        let (manifest, manifest_text) = manifest::load_text(&path, start)?;
         let lock_path = manifest.dir.join(lock::FILE);
         let state_dir = manifest.dir.join(".memorix");
         let memory = manifest.memory_dir();
@@ -83,12 +95,15 @@ impl Project {
         for p in [lock_path.clone(), memory.join(crate::manifest::INDEX), memory].into_iter().chain(state) {
             confined.check(&p)?;
         }
-        Ok(Project { manifest, lock_path, state_dir, confined })
+        Ok(Project { manifest, manifest_text, lock_path, state_dir, confined, lock_file: OnceCell::new() })
     }
 
     /// Takes `.memorix/lock` (always before the store's lock), then removes what an
     /// interrupted command left: a staged or parked memory tree and half-written state files.
-    pub fn lock(&self, progress: &dyn Progress) -> Result<ProjectLock> {
+    /// memorix.lock, if it was read before, is read again when next asked for: another
+    /// command may have written it while this one waited.
+    pub fn lock(&mut self, progress: &dyn Progress) -> Result<ProjectLock> {
+        self.lock_file.take();
         ensure_state_dir(&self.state_dir)?;
         let filling = super::background::memory_marker(&self.state_dir);
         let lock = crate::store::lock::lock_exclusive(&self.state_dir, &filling, progress)?;
@@ -105,16 +120,48 @@ impl Project {
         Ok(ProjectLock { file: lock, state_dir: self.state_dir.clone() })
     }
 
-    pub fn read_lock(&self) -> Result<LockState> {
-        let Some(text) = crate::confine::read_text(&self.lock_path)? else { return Ok(LockState::Missing) };
-        if let Some((_, _, line)) = lock::conflict_sides(&text) {
-            return Ok(LockState::Conflicted { text, line });
+    /// What memorix.lock holds, read and parsed at the first call.
+    pub fn read_lock(&self) -> Result<&LockState> {
+        Ok(&self.lock_file()?.state)
+    }
+
+    /// memorix.lock's text as [`Project::read_lock`] read it; `None` when there is none.
+    pub fn lock_text(&self) -> Result<Option<&str>> {
+        Ok(self.lock_file()?.text.as_deref())
+    }
+
+    /// The lock when it is clean (missing, conflicted or corrupt: `None`).
+    pub fn clean_lock(&self) -> Result<Option<&Lockfile>> {
+        Ok(match self.read_lock()? {
+            LockState::Clean(l) => Some(l),
+            _ => None,
+        })
+    }
+
+    fn lock_file(&self) -> Result<&LockFile> {
+        if let Some(read) = self.lock_file.get() {
+            return Ok(read);
         }
-        match Lockfile::parse(&text, &self.lock_path) {
-            Ok(lock) => Ok(LockState::Clean(lock, text)),
-            Err(e @ crate::lock::Error::Corrupt { .. }) => Ok(LockState::Corrupt(e)),
-            Err(e) => Err(e.into()),
-        }
+        super::context::Trace::count(&super::context::LOCK_READS);
+        let text = crate::confine::read_text(&self.lock_path)?;
+        let state = match &text {
+            None => LockState::Missing,
+            Some(text) => match lock::conflict_sides(text) {
+                Some((_, _, line)) => LockState::Conflicted { line },
+                None => match self.parse_lock(text) {
+                    Ok(lock) => LockState::Clean(lock),
+                    Err(e @ crate::lock::Error::Corrupt { .. }) => LockState::Corrupt(e),
+                    Err(e) => return Err(e.into()),
+                },
+            },
+        };
+        Ok(self.lock_file.get_or_init(|| LockFile { text, state }))
+    }
+
+    /// Parses lock text (the file, or one side of a conflict in it).
+    pub fn parse_lock(&self, text: &str) -> std::result::Result<Lockfile, crate::lock::Error> {
+        super::context::Trace::count(&super::context::LOCK_PARSES);
+        Lockfile::parse(text, &self.lock_path)
     }
 
     /// What this project needs from the Store, for `gc` to keep: the objects its lock names and

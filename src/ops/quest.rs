@@ -1,21 +1,19 @@
 //! `memorix quest list|show|search`: find views by their intent.
 
-use std::path::Path;
-
 use serde::Serialize;
 
+use super::context::Context;
 use super::error::{Error, Result};
 use crate::model::IdPrefix;
-use crate::store::Store;
 use crate::store::quest::Quest;
 
-pub fn list(store_root: &Path) -> Result<Vec<Quest>> {
-    Ok(Store::open(store_root)?.all_quests()?)
+pub fn list(ctx: &Context) -> Result<Vec<Quest>> {
+    Ok(ctx.store()?.all_quests()?)
 }
 
-pub fn show(store_root: &Path, id: &str) -> Result<Quest> {
+pub fn show(ctx: &Context, id: &str) -> Result<Quest> {
     let prefix = IdPrefix::parse(id).ok_or_else(|| Error::BadId(id.to_string()))?;
-    let mut found: Vec<Quest> = list(store_root)?.into_iter().filter(|q| prefix.matches(&q.id)).collect();
+    let mut found: Vec<Quest> = list(ctx)?.into_iter().filter(|q| prefix.matches(&q.id)).collect();
     match found.len() {
         1 => Ok(found.pop().expect("one")),
         0 => Err(Error::UnknownQuest { prefix: prefix.to_string() }),
@@ -36,9 +34,9 @@ pub struct Hit {
 /// Quests ranked by how well `text` matches their intents (weight 3) and selected paths
 /// (weight 1), per query word, case-insensitively; ties by id. Fresh quests rank before
 /// stale ones with the same score, as an agent should prefer them.
-pub fn search(store_root: &Path, text: &str) -> Result<Vec<Hit>> {
+pub fn search(ctx: &Context, text: &str) -> Result<Vec<Hit>> {
     let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
-    let mut hits: Vec<Hit> = list(store_root)?
+    let mut hits: Vec<Hit> = list(ctx)?
         .into_iter()
         .filter_map(|quest| {
             let intents = quest.intents.join(" ").to_lowercase();

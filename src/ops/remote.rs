@@ -1,21 +1,17 @@
-//! `memorix remote add|list|remove`, `memorix push`, `memorix pull`, and the substitution
-//! `memorix build --locked` runs when the store lacks what the lock needs.
-
-use std::path::Path;
+//! `memorix remote add|list|remove`, `memorix push`, `memorix pull`.
 
 use serde::Serialize;
 
+use super::context::{Context, Network};
 use super::error::{Error, Result};
 use super::project::{LockState, Project};
 use crate::lock::Lockfile;
 use crate::manifest::Manifest;
 use crate::model::RemoteUrl;
-use crate::progress::Progress;
 use crate::remote::config::{self, RemoteEntry, Remotes};
 use crate::remote::objects::{lock_closure, store_contents};
 use crate::remote::transfer::{self, FetchReport, PushReport, Substituters};
 use crate::remote::{Error as RemoteError, Remote};
-use crate::store::{Store, Writer};
 use crate::view::project_quests;
 
 #[derive(Debug, Serialize)]
@@ -49,15 +45,15 @@ pub fn remove(name: &str) -> Result<ListedRemote> {
     Ok(ListedRemote { name: Some(name.to_string()), url: entry.url, from: "remotes.toml" })
 }
 
-/// The user's remotes, then the substituters of the project at `start` (if any).
-pub fn list(start: &Path) -> Result<Vec<ListedRemote>> {
-    let remotes = Remotes::load(&Remotes::location())?;
+/// The user's remotes, then the substituters of the project (if any).
+pub fn list(ctx: &Context) -> Result<Vec<ListedRemote>> {
+    let remotes = ctx.net.remotes()?;
     let mut out: Vec<ListedRemote> = remotes
         .remotes
         .iter()
         .map(|(name, e)| ListedRemote { name: Some(name.clone()), url: e.url.clone(), from: "remotes.toml" })
         .collect();
-    if let Ok(project) = Project::open(start) {
+    if let Some(project) = ctx.project_if_any() {
         for url in &project.manifest.substituters {
             out.push(ListedRemote { name: None, url: url.to_string(), from: "memorix.toml" });
         }
@@ -66,8 +62,8 @@ pub fn list(start: &Path) -> Result<Vec<ListedRemote>> {
 }
 
 /// The remote a command names (a URL or a name in remotes.toml), or the only one configured.
-fn choose(arg: Option<&str>, manifest: Option<&Manifest>) -> Result<RemoteUrl> {
-    let remotes = Remotes::load(&Remotes::location())?;
+fn choose(net: &Network, arg: Option<&str>, manifest: Option<&Manifest>) -> Result<RemoteUrl> {
+    let remotes = net.remotes()?;
     match arg {
         Some(text) if text.contains("://") => {
             Ok(RemoteUrl::parse(text).map_err(|reason| RemoteError::Url { url: text.to_string(), reason })?)
@@ -107,39 +103,37 @@ pub enum PushScope {
     All,
 }
 
-fn clean_lock(project: &Project) -> Result<Lockfile> {
+fn clean_lock(project: &Project) -> Result<&Lockfile> {
     match project.read_lock()? {
-        LockState::Clean(lock, _) => Ok(lock),
+        LockState::Clean(lock) => Ok(lock),
         LockState::Missing => Err(Error::LockMissing),
-        LockState::Conflicted { line, .. } => Err(Error::LockConflicted { line }),
-        LockState::Corrupt(e) => Err(e.into()),
+        LockState::Conflicted { line } => Err(Error::LockConflicted { line: *line }),
+        // The parse's error again, to return it (it was kept as the lock's state).
+        LockState::Corrupt(_) => Err(project
+            .parse_lock(project.lock_text()?.unwrap_or_default())
+            .expect_err("a corrupt lock fails to parse")
+            .into()),
     }
 }
 
 /// Uploads the lock's closure (or the whole store) to a remote: objects it lacks, quests
 /// merged with its own, and (`All`) refs that fast-forward.
-pub fn push(
-    start: &Path,
-    store_root: &Path,
-    remote: Option<&str>,
-    scope: PushScope,
-    progress: &dyn Progress,
-) -> Result<PushReport> {
+pub fn push(ctx: &Context, remote: Option<&str>, scope: PushScope) -> Result<PushReport> {
     let project = match scope {
-        PushScope::Lock => Some(Project::open(start)?),
-        PushScope::All => Project::open(start).ok(),
+        PushScope::Lock => Some(ctx.project()?),
+        PushScope::All => ctx.project_if_any(),
     };
-    let url = choose(remote, project.as_ref().map(|p| &p.manifest))?;
+    let url = choose(&ctx.net, remote, project.map(|p| &p.manifest))?;
     if !url.writable() {
         return Err(RemoteError::ReadOnly { url: url.to_string() }.into());
     }
-    let store = Store::open(store_root)?;
-    let (objects, quests) = match (&project, scope) {
-        (Some(p), PushScope::Lock) => (lock_closure(&store, &clean_lock(p)?)?, project_quests(&p.manifest)),
-        _ => store_contents(&store)?,
+    let store = ctx.store()?;
+    let (objects, quests) = match (project, scope) {
+        (Some(p), PushScope::Lock) => (lock_closure(store, clean_lock(p)?)?, project_quests(&p.manifest)),
+        _ => store_contents(store)?,
     };
     let remote = Remote::open(&url, true)?;
-    Ok(transfer::push(&store, &remote, &objects, &quests, scope == PushScope::All, progress)?)
+    Ok(transfer::push(store, &remote, &objects, &quests, scope == PushScope::All, ctx.progress)?)
 }
 
 #[derive(Debug, Serialize)]
@@ -153,27 +147,23 @@ pub struct PullReport {
 
 /// Fetches what the store lacks of the project's lock from one remote, and merges the
 /// remote's records of the project's quests into the store's.
-pub fn pull(
-    start: &Path,
-    store_root: &Path,
-    remote: Option<&str>,
-    progress: &dyn Progress,
-) -> Result<PullReport> {
-    let project = Project::open(start)?;
-    let _project_lock = project.lock(progress)?;
-    let lock = clean_lock(&project)?;
-    let url = choose(remote, Some(&project.manifest))?;
-    let store = Store::open_or_create(store_root, progress)?;
-    let writer = store.writer(progress)?;
-    let mut subs = Substituters::new(vec![url.clone()], false, progress);
-    let fetched = transfer::fetch_lock(&writer, &mut subs, &lock)?;
+pub fn pull(ctx: &mut Context, remote: Option<&str>) -> Result<PullReport> {
+    let _project_lock = ctx.lock_project()?;
+    let ctx = &*ctx;
+    let project = ctx.project()?;
+    let lock = clean_lock(project)?;
+    let url = choose(&ctx.net, remote, Some(&project.manifest))?;
+    let store = ctx.store_or_create()?;
+    let writer = store.writer(ctx.progress)?;
+    let mut subs = Substituters::new(vec![url.clone()], false, ctx.progress);
+    let fetched = transfer::fetch_lock(&writer, &mut subs, lock)?;
     if !fetched.unavailable.is_empty() {
         if let Some(unreachable) = subs.take_failure() {
             return Err(unreachable.into());
         }
         return Err(RemoteError::Missing { remote: url.to_string(), missing: fetched.unavailable }.into());
     }
-    writer.record_project(&project.roots(&lock)?)?;
+    writer.record_project(&project.roots(lock)?)?;
     let mut quests = 0;
     for id in project_quests(&project.manifest) {
         let Some(theirs) = subs.quest(&id)? else { continue };
@@ -184,36 +174,4 @@ pub fn pull(
         }
     }
     Ok(PullReport { remote: url.to_string(), fetched, quests })
-}
-
-/// For `build --locked`: fetches what the store lacks of the project's lock from the
-/// substituters (`[store] substituters`, then the user's remotes). Touches no remote, and
-/// reads no remote configuration, when the store has everything.
-pub(crate) fn substitute(
-    project: &Project,
-    writer: &Writer,
-    offline: bool,
-    progress: &dyn Progress,
-) -> Result<FetchReport> {
-    let LockState::Clean(lock, _) = project.read_lock()? else { return Ok(FetchReport::default()) };
-    if !transfer::lacks(writer.store, &lock) {
-        return Ok(FetchReport::default());
-    }
-    let mut urls = project.manifest.substituters.clone();
-    if !offline {
-        let remotes = Remotes::load(&Remotes::location())?;
-        for url in remotes.names().iter().filter_map(|n| remotes.url(n)) {
-            if !urls.contains(&url) {
-                urls.push(url);
-            }
-        }
-    }
-    let mut subs = Substituters::new(urls, offline, progress);
-    let report = transfer::fetch_lock(writer, &mut subs, &lock)?;
-    // Each unreachable substituter was skipped for the next; when none could give what the
-    // lock needs and one was unreachable, that is the failure to report.
-    match subs.take_failure() {
-        Some(unreachable) if !report.unavailable.is_empty() => Err(unreachable.into()),
-        _ => Ok(report),
-    }
 }

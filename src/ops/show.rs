@@ -1,13 +1,11 @@
 //! `memorix show ID`: any object by a unique id prefix.
 
-use std::path::Path;
-
 use serde::Serialize;
 
+use super::context::Context;
 use super::error::{Error, Result};
 use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, IdPrefix};
-use crate::store::Store;
 use crate::store::derivation::DerivationRecord;
 use crate::store::environment::EnvironmentRecord;
 use crate::store::generation::Generation;
@@ -52,9 +50,9 @@ pub enum Shown {
     },
 }
 
-pub fn show(store_root: &Path, id_text: &str) -> Result<Shown> {
+pub fn show(ctx: &Context, id_text: &str) -> Result<Shown> {
     let prefix = IdPrefix::parse(id_text).ok_or_else(|| Error::BadId(id_text.to_string()))?;
-    let store = Store::open(store_root)?;
+    let store = ctx.store()?;
     let mut found = store.objects_matching(&prefix)?;
     let one = match found.len() {
         0 => return Err(Error::UnknownId { prefix: prefix.to_string() }),

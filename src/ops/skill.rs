@@ -2,6 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::context::Context;
 use super::error::Result;
 use crate::confine::Confined;
 use crate::store::fsutil;
@@ -12,7 +13,8 @@ pub use crate::harness::SKILL;
 /// `.claude/skills`) is a place in the project in `cwd`, so like every harness file the skill
 /// is never written through a link there (a cloned project may link `.claude/skills` out);
 /// an absolute one, or one that climbs with `..`, is where the user asked for it.
-pub fn install(cwd: &Path, dir: &Path) -> Result<PathBuf> {
+pub fn install(ctx: &Context, dir: &Path) -> Result<PathBuf> {
+    let cwd = ctx.cwd();
     let target = cwd.join(dir).join("memorix");
     let file = target.join("SKILL.md");
     if dir.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)) {

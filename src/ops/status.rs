@@ -3,16 +3,15 @@
 //! and whether `.memory/` shows the lock's environment as it was delivered.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use serde::Serialize;
 
+use super::context::Context;
 use super::error::Result;
 use super::project::{LockState, Project};
 use crate::deliver::{self, ActivationRecord, Delivery, Drift, Look};
 use crate::model::Id;
 use crate::profile::Profile;
-use crate::progress::Progress;
 use crate::remote::transfer::FetchReport;
 use crate::resolve::preview::{MountPreview, MountState, preview};
 use crate::store::Store;
@@ -66,34 +65,28 @@ impl DeliveryState {
 }
 
 /// `only`: the mounts to look at (all when `None`). Objects the lock names that the Store lacks
-/// are fetched first unless `offline`; when none can be had the lock cannot be judged (an error).
-pub fn status(
-    start: &Path,
-    store_root: &Path,
-    only: Option<&BTreeSet<String>>,
-    offline: bool,
-    progress: &dyn Progress,
-) -> Result<Status> {
-    let project = Project::open(start)?;
+/// are fetched first unless offline; when none can be had the lock cannot be judged (an error).
+pub fn status(ctx: &Context, only: Option<&BTreeSet<String>>) -> Result<Status> {
+    let project = ctx.project()?;
     let (lock, lock_problem) = match project.read_lock()? {
-        LockState::Clean(l, _) => (Some(l), None),
+        LockState::Clean(l) => (Some(l), None),
         LockState::Missing => (None, Some("memorix.lock is missing; run `memorix lock`".to_string())),
-        LockState::Conflicted { line, .. } => {
+        LockState::Conflicted { line } => {
             (None, Some(format!("memorix.lock has merge-conflict markers (line {line}); run `memorix lock`")))
         }
         LockState::Corrupt(e) => (None, Some(format!("{e}; run `memorix lock` to write it again"))),
     };
-    let store = Store::open_or_create(store_root, progress)?;
-    let mut obtained = super::lock::obtain(&project, &store.writer(progress)?, offline, progress)?;
+    let store = ctx.store_or_create()?;
+    let mut obtained = super::obtain::obtain(ctx, &ctx.writer()?)?;
     let mut problems = Vec::new();
     let mut stale = Default::default();
     if lock.is_some() {
-        let (report, _) = super::lock::check_project(&project, store_root, false)?;
+        let (report, _) = super::obtain::check_project(ctx, false)?;
         let report = obtained.judge(report, "check memorix.lock")?;
         problems = report.problems;
         stale = report.stale;
     }
-    let mut mounts = preview(&project.manifest, &store, lock.as_ref(), only)?;
+    let mut mounts = preview(&project.manifest, store, lock, only)?;
     for m in &mut mounts {
         if let (Some(why), MountState::Fresh | MountState::UpdateAvailable) = (stale.get(&m.mount), m.state) {
             m.state = MountState::Stale;
@@ -101,7 +94,7 @@ pub fn status(
         }
     }
     let fresh = lock_problem.is_none() && problems.is_empty();
-    let delivery = delivery_state(&store, &project, lock.map(|l| l.environment.id))?;
+    let delivery = delivery_state(store, project, lock.map(|l| l.environment.id))?;
     Ok(Status { fresh, lock_problem, problems, mounts, delivery, substituted: obtained.substituted })
 }
 

@@ -10,6 +10,7 @@ use miette::Diagnostic;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::context::Context;
 use super::error::Result;
 use super::project::Project;
 use crate::diagnostics::FromIo;
@@ -80,11 +81,11 @@ pub fn is_trusted(project: &Project) -> bool {
         .is_ok_and(|r| r.project == real && r.hooks == hooks_hash(&project.manifest.artifacts))
 }
 
-/// Records trust in the project found from `start`, for its hooks as they are now.
-pub fn trust(start: &Path) -> Result<Trust> {
-    let project = Project::open(start)?;
-    let mut out = described(&project);
-    out.changed = !is_trusted(&project);
+/// Records trust in the project, for its hooks as they are now.
+pub fn trust(ctx: &Context) -> Result<Trust> {
+    let project = ctx.project()?;
+    let mut out = described(project);
+    out.changed = !is_trusted(project);
     let path = record_path(&out.project);
     let dir = path.parent().expect("the record lies in a directory");
     fsutil::create_dir(dir)?;
@@ -97,10 +98,9 @@ pub fn trust(start: &Path) -> Result<Trust> {
     Ok(out)
 }
 
-/// Removes the trust of the project found from `start`.
-pub fn revoke(start: &Path) -> Result<Trust> {
-    let project = Project::open(start)?;
-    let mut out = described(&project);
+/// Removes the trust of the project.
+pub fn revoke(ctx: &Context) -> Result<Trust> {
+    let mut out = described(ctx.project()?);
     let path = record_path(&out.project);
     out.changed = match std::fs::remove_file(&path) {
         Ok(()) => true,

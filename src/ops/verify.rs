@@ -1,8 +1,7 @@
 //! `memorix verify [--project]`: the Store's own check, and that the project's memory
 //! directory holds exactly what its profile says.
 
-use std::path::Path;
-
+use super::context::Context;
 use super::error::Result;
 use super::project::Project;
 use crate::deliver::{self, Delivery};
@@ -13,33 +12,34 @@ use crate::store::verify::{Problem, VerifyReport};
 /// `verify`: the Store's own check. It reads without waiting for writers, so a build or `gc`
 /// at work can show it an object or checkout in passing; whatever it finds wrong is checked
 /// again with every writer held off, and only what is still wrong there is reported.
-pub fn verify(store_root: &Path, progress: &dyn Progress) -> Result<VerifyReport> {
-    let store = Store::open(store_root)?;
-    let report = store.verify(progress)?;
+pub fn verify(ctx: &Context) -> Result<VerifyReport> {
+    let store = ctx.store()?;
+    let report = store.verify(ctx.progress)?;
     if report.ok {
         return Ok(report);
     }
-    let _writers = store.hold_writers(progress)?;
-    Ok(store.verify(progress)?)
+    let _writers = store.hold_writers(ctx.progress)?;
+    Ok(store.verify(ctx.progress)?)
 }
 
 /// `verify --project`: the Store, and that the project's memory directory holds exactly the
 /// current profile environment's files (each rehashed) and its INDEX.md; like [`verify`],
 /// what it finds wrong is checked again with the project's and the Store's writers held off.
-pub fn verify_project(start: &Path, store_root: &Path, progress: &dyn Progress) -> Result<VerifyReport> {
-    let project = super::project::Project::open(start)?;
-    let store = Store::open(store_root)?;
-    let report = check_project(&project, &store, progress)?;
+pub fn verify_project(ctx: &mut Context) -> Result<VerifyReport> {
+    let progress = ctx.progress;
+    let report = check_project(ctx.project()?, ctx.store()?, progress)?;
     if report.ok {
         return Ok(report);
     }
     // The project's lock first, as every writer takes them.
-    let _project = project.lock(progress)?;
+    let _project = ctx.lock_project()?;
+    let ctx = &*ctx;
+    let (project, store) = (ctx.project()?, ctx.store()?);
     let _writers = store.hold_writers(progress)?;
-    let report = check_project(&project, &store, progress)?;
+    let report = check_project(project, store, progress)?;
     if !report.ok {
         // So that `memorix build` repairs what this found.
-        super::build::forget_stamp(&project);
+        super::build::forget_stamp(project);
     }
     Ok(report)
 }

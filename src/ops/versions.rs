@@ -1,12 +1,10 @@
 //! `memorix versions [LIBRARY|PATH]`: the library versions the Store holds.
 
-use std::path::Path;
-
 use serde::Serialize;
 
+use super::context::Context;
 use super::error::Result;
 use crate::model::{Id, Kind, Locator, StorePath, version};
-use crate::store::Store;
 use crate::store::versions::library_key;
 
 #[derive(Debug, Serialize)]
@@ -34,8 +32,8 @@ pub struct VersionRow {
 }
 
 /// Every tagged library, or those named `filter` (a library name, or a locator place).
-pub fn versions(store_root: &Path, filter: Option<&str>) -> Result<Vec<LibraryVersions>> {
-    let store = Store::open(store_root)?;
+pub fn versions(ctx: &Context, filter: Option<&str>) -> Result<Vec<LibraryVersions>> {
+    let store = ctx.store()?;
     let place = filter
         .filter(|f| f.contains('/') || Kind::parse(f).is_some())
         .map(Locator::parse_place)

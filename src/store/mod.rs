@@ -62,6 +62,9 @@ const LAYOUT: &[&str] = &[
     "fetched",
 ];
 
+/// Store handles opened or created by this process ([`Store::opened`]).
+static OPENED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// A handle on a store directory whose VERSION has been checked.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -80,6 +83,12 @@ impl Store {
         home.join(".local/share/memorix/store")
     }
 
+    /// How many Store handles this process has opened or created: a developer aid that
+    /// `MEMORIX_TRACE_OPENS` prints (see `ops::context::Trace`).
+    pub fn opened() -> usize {
+        OPENED.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Opens an existing store for reading.
     pub fn open(root: &Path) -> Result<Store> {
         let version = root.join("VERSION");
@@ -94,6 +103,7 @@ impl Store {
             }
             Err(e) => return Err(Error::io("read", &version)(e)),
         }
+        OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Store { root: root.to_path_buf(), packs: Default::default() })
     }
 
@@ -138,6 +148,7 @@ impl Store {
             "Created a Store at {} (--store DIR or MEMORIX_STORE choose another)",
             root.display()
         ));
+        OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Store { root: root.to_path_buf(), packs: Default::default() })
     }
 

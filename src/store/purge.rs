@@ -37,6 +37,12 @@ impl Store {
         entries.filter_map(|e| e.file_name().to_str().and_then(Id::from_hex)).collect()
     }
 
+    /// How many blobs were ever purged from the Store at `root` (none when there is no Store),
+    /// counted without opening it: a build's fingerprint changes with it.
+    pub fn purge_count(root: &Path) -> usize {
+        fs::read_dir(root.join("purged")).map(|d| d.count()).unwrap_or(0)
+    }
+
     /// Why blob `id` is gone, when it was purged.
     pub fn purged(&self, id: &Id) -> Option<PurgeRecord> {
         serde_json::from_slice(&fsutil::read_object(&self.root().join("purged").join(id.hex())).ok()?).ok()
