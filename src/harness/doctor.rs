@@ -396,7 +396,11 @@ fn glob_values(name: &str, v: &Yaml) -> Result<Vec<String>, String> {
         (Some(s), _) => Ok(s.split(',').map(|g| g.trim().to_string()).filter(|g| !g.is_empty()).collect()),
         (_, Some(seq)) => seq
             .iter()
-            .map(|g| g.as_str().map(str::to_string).ok_or_else(|| format!("`{name}` lists a value that is not a glob")))
+            .map(|g| {
+                g.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("`{name}` lists a value that is not a glob"))
+            })
             .collect(),
         _ => Err(format!("`{name}` is neither a glob string nor a list of globs")),
     }
@@ -427,7 +431,9 @@ fn kiro_scope(doc: &Yaml) -> Result<Option<Vec<String>>, String> {
     match inclusion.transpose()? {
         None | Some("always") => Ok(None),
         Some("fileMatch") => {
-            let p = doc.as_mapping_get("fileMatchPattern").ok_or("`inclusion: fileMatch` without `fileMatchPattern`")?;
+            let p = doc
+                .as_mapping_get("fileMatchPattern")
+                .ok_or("`inclusion: fileMatch` without `fileMatchPattern`")?;
             let globs = glob_values("fileMatchPattern", p)?;
             if globs.is_empty() {
                 return Err("`inclusion: fileMatch` with an empty `fileMatchPattern`".into());
@@ -448,15 +454,16 @@ fn first_match(
     r: &mut HarnessReport,
     texts: &mut Vec<(String, String)>,
 ) {
-    let mut first: Option<&str> = None;
+    let mut first: Option<(&str, bool)> = None;
     for name in names {
         let Some(text) = read(project, name) else { continue };
         match first {
             None => {
-                first = Some(name);
+                first = Some((name, points_into(&text, memory)));
                 texts.push((format!("{name}\0first of its list"), text));
             }
-            Some(winner) if points_into(&text, memory) => r.problems.push(Problem {
+            // The memory is lost when the file read does not point at it and this one does.
+            Some((winner, false)) if points_into(&text, memory) => r.problems.push(Problem {
                 code: "never_reached",
                 message: format!(
                     "{name} ({} bytes) is never read: {} reads only the first of its rule files that exists, and {winner} comes first; move {winner}'s text into {name} and delete {winner}",
@@ -464,7 +471,7 @@ fn first_match(
                     r.products
                 ),
             }),
-            Some(winner) => r.notes.push(format!("{name} is never read: {winner} comes first in its list")),
+            Some((winner, _)) => r.notes.push(format!("{name} is never read: {winner} comes first in its list")),
         }
     }
 }
@@ -483,16 +490,16 @@ fn per_directory(
     for depth in 0..=parts.len() {
         let dir = parts[..depth].join("/");
         let at = |name: &str| if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
-        let mut winner: Option<String> = None;
+        let mut winner: Option<(String, bool)> = None;
         for name in names {
             let rel = at(name);
             let Some(text) = read(project, &rel).filter(|t| !t.trim().is_empty()) else { continue };
             match &winner {
                 None => {
-                    texts.push((rel.clone(), text));
-                    winner = Some(rel);
+                    winner = Some((rel.clone(), points_into(&text, memory)));
+                    texts.push((rel, text));
                 }
-                Some(w) if points_into(&text, memory) => r.problems.push(Problem {
+                Some((w, false)) if points_into(&text, memory) => r.problems.push(Problem {
                     code: "never_reached",
                     message: format!(
                         "{rel} ({} bytes) is never read: {} reads one file a directory and {w} comes first",
@@ -500,7 +507,9 @@ fn per_directory(
                         r.products
                     ),
                 }),
-                Some(w) => r.notes.push(format!("{rel} is never read: {w} comes first in its directory")),
+                Some((w, _)) => {
+                    r.notes.push(format!("{rel} is never read: {w} comes first in its directory"))
+                }
             }
         }
     }
@@ -608,7 +617,8 @@ pub fn skill_front_matter(text: &str, folder: &str) -> Result<(), String> {
     let fm = front(text).ok_or("SKILL.md does not start with front matter")?;
     let docs = Yaml::load_from_str(fm).map_err(|e| format!("front matter is not YAML: {e}"))?;
     let doc = docs.first().ok_or("empty front matter")?;
-    let field = |k: &str| doc.as_mapping_get(k).and_then(|v| v.as_str()).ok_or(format!("front matter has no `{k}`"));
+    let field =
+        |k: &str| doc.as_mapping_get(k).and_then(|v| v.as_str()).ok_or(format!("front matter has no `{k}`"));
     let (name, description) = (field("name")?, field("description")?);
     let chars = name.chars().count();
     let allowed = name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');

@@ -99,7 +99,13 @@ pub fn outputs(spec: &AgentsSpec, ix: &Index, skill: &str) -> Vec<Output> {
         let Some(scoped) = c.scoped else { continue };
         for m in ix.mounts.iter() {
             let Some(globs) = spec.applies_to.get(&m.path) else { continue };
-            let path = format!("{}/{}{PREFIX}-{}{}", scoped.dir, scoped.order, m.path.replace('/', "-"), scoped.suffix);
+            let path = format!(
+                "{}/{}{PREFIX}-{}{}",
+                scoped.dir,
+                scoped.order,
+                m.path.replace('/', "-"),
+                scoped.suffix
+            );
             let front = front_matter(scoped.key, m, globs);
             // Within the harness's cap on one rule file, counted in characters (a byte is at
             // most one): the front matter and the generated-by line come first.
@@ -303,11 +309,8 @@ fn index_text(ix: &Index, spec: &AgentsSpec, members: &BTreeMap<String, Vec<Stri
                 .map(|(dir, _)| format!(" (indexed in {})", code(&format!("{dir}/AGENTS.md"))))
                 .filter(|_| spec.writes_agents_md())
                 .unwrap_or_default();
-            scoped_text += &format!(
-                "{} for {}{own}\n",
-                heading(ix, m).trim_end(),
-                glob_list(&spec.applies_to[&m.path])
-            );
+            scoped_text +=
+                &format!("{} for {}{own}\n", heading(ix, m).trim_end(), glob_list(&spec.applies_to[&m.path]));
         }
     }
     let entries: Vec<(String, Vec<String>)> = always

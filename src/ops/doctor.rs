@@ -52,7 +52,8 @@ fn setup_problem(configured: bool, memory: &str) -> Problem {
 /// `--cwd DIR`: a folder of the project, relative to its root, without `.` or `..` parts.
 fn session_dir(project: &Project, dir: &str) -> Result<String> {
     let parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
-    let inside = !dir.starts_with('/') && parts.iter().all(|p| *p != ".." && !p.chars().any(char::is_control));
+    let inside =
+        !dir.starts_with('/') && parts.iter().all(|p| *p != ".." && !p.chars().any(char::is_control));
     let rel = parts.join("/");
     if !inside || !project.confined.root().join(&rel).is_dir() {
         return Err(Error::BadSessionDir { dir: dir.to_string() });

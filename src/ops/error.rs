@@ -116,7 +116,9 @@ pub enum Error {
     #[error("--cwd {dir}: not a folder of this project")]
     #[diagnostic(
         code(memorix::doctor::bad_cwd),
-        help("name a folder inside the project, relative to its root (e.g. `--cwd packages/a`), without `..`")
+        help(
+            "name a folder inside the project, relative to its root (e.g. `--cwd packages/a`), without `..`"
+        )
     )]
     BadSessionDir { dir: String },
 
