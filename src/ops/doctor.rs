@@ -43,7 +43,7 @@ fn setup_problem(configured: bool, memory: &str) -> Problem {
         )
     } else {
         format!(
-            "no harness loads anything that points at {memory}/: memorix.toml has no [agents] table, so `memorix build` writes no entry points. Run `memorix init --agents` (harnesses agents-md and claude; edit the list for cursor, copilot, gemini), then `memorix build`"
+            "no harness loads anything that points at {memory}/: memorix.toml has no [agents] table, so `memorix build` writes no entry points. Run `memorix init --agents` (harnesses agents-md and claude; edit the list for cursor, copilot, gemini, codex, windsurf, cline, kiro, zed, junie), then `memorix build`"
         )
     };
     Problem { code: "not_set_up", message }
