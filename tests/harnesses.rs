@@ -366,6 +366,16 @@ fn doctor_reports_each_loaders_limit_with_the_harness_the_file_and_the_number() 
         "{agents:?}"
     );
     insta::assert_snapshot!("doctor_limits", out.stdout);
+    // Gemini CLI reads the names .gemini/settings.json gives instead of GEMINI.md.
+    env.write(".gemini/settings.json", r#"{"context": {"fileName": ["AGENTS.md", "../../etc/passwd"]}}"#);
+    let json = env.run(&["doctor", "--json", "--harness", "gemini"]).ok().json();
+    let loads: Vec<&str> = json["harnesses"][0]["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(loads, ["AGENTS.md"], "{json}");
 }
 
 #[test]

@@ -124,8 +124,8 @@ fn examine_one(
     let mut texts: Vec<(String, String)> = Vec::new();
     match c.discovery {
         Discovery::Each => {
-            for name in c.loads {
-                load(project, name, None, c.at_imports, 0, &mut texts);
+            for name in loads(project, h) {
+                load(project, &name, None, c.at_imports, 0, &mut texts);
             }
         }
         Discovery::FirstMatch => first_match(project, memory, c.loads, &mut r, &mut texts),
@@ -188,6 +188,26 @@ fn examine_one(
     }
     search(project, memory, c.search, c.products, &mut r);
     r
+}
+
+/// The files a harness loads at session start: Gemini CLI reads the names
+/// `.gemini/settings.json` gives in `context.fileName` (a name or a list) instead of GEMINI.md.
+fn loads(project: &Confined, h: HarnessName) -> Vec<String> {
+    let names = h.conventions().loads.iter().map(|n| n.to_string()).collect();
+    if h != HarnessName::Gemini {
+        return names;
+    }
+    let Some(settings) = read(project, ".gemini/settings.json") else { return names };
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&settings) else { return names };
+    let given = match &json["context"]["fileName"] {
+        serde_json::Value::String(one) => vec![one.clone()],
+        serde_json::Value::Array(many) => {
+            many.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()
+        }
+        _ => return names,
+    };
+    // Names only, at the project root: a path in settings never leads the simulation elsewhere.
+    given.into_iter().filter(|n| !n.is_empty() && !n.contains(['/', '\\']) && n != ".." && n != ".").collect()
 }
 
 /// Paths in `texts` carry how they were reached: `AGENTS.md\0imported by CLAUDE.md`.
@@ -375,6 +395,14 @@ fn rule_scope(key: ScopeKey, text: &str) -> Result<Option<Vec<String>>, String> 
         ScopeKey::WindsurfTrigger => return windsurf_scope(doc),
         ScopeKey::KiroInclusion => return kiro_scope(doc),
         _ => {}
+    }
+    if key == ScopeKey::ApplyTo
+        && let Some(v) = doc.as_mapping_get("excludeAgent")
+    {
+        let ok = v.as_str().is_some_and(|a| ["code-review", "coding-agent"].contains(&a));
+        if !ok {
+            return Err("`excludeAgent` is neither code-review nor coding-agent".into());
+        }
     }
     let name = if key == ScopeKey::PathsList { "paths" } else { "applyTo" };
     let Some(v) = doc.as_mapping_get(name) else { return Ok(None) };
@@ -748,6 +776,36 @@ mod tests {
         );
         assert!(rule_scope(ScopeKey::CursorGlobs, "---\nalwaysApply: maybe\n---\n").is_err());
         assert!(rule_scope(ScopeKey::PathsList, "---\npaths: [unclosed\n---\n").is_err());
+        let excluded = "---\napplyTo: \"src/**\"\nexcludeAgent: \"code-review\"\n---\n";
+        assert_eq!(rule_scope(ScopeKey::ApplyTo, excluded), Ok(Some(vec!["src/**".into()])));
+        assert!(rule_scope(ScopeKey::ApplyTo, "---\napplyTo: \"a\"\nexcludeAgent: everyone\n---\n").is_err());
+        let windsurf = "---\ntrigger: glob\nglobs: \"src/**,lib/**\"\n---\n";
+        assert_eq!(
+            rule_scope(ScopeKey::WindsurfTrigger, windsurf),
+            Ok(Some(vec!["src/**".into(), "lib/**".into()]))
+        );
+        assert_eq!(rule_scope(ScopeKey::WindsurfTrigger, "---\ntrigger: always_on\n---\n"), Ok(None));
+        assert!(rule_scope(ScopeKey::WindsurfTrigger, "---\ntrigger: sometimes\n---\n").is_err());
+        let kiro = "---\ninclusion: fileMatch\nfileMatchPattern: [\"a/**\", \"b/*.ts\"]\n---\n";
+        assert_eq!(rule_scope(ScopeKey::KiroInclusion, kiro), Ok(Some(vec!["a/**".into(), "b/*.ts".into()])));
+        assert_eq!(rule_scope(ScopeKey::KiroInclusion, "no front matter\n"), Ok(None));
+        assert!(rule_scope(ScopeKey::KiroInclusion, "---\ninclusion: fileMatch\n---\n").is_err());
+    }
+
+    #[test]
+    fn skills_are_held_to_the_specification() {
+        let skill =
+            |name: &str, description: &str| format!("---\nname: {name}\ndescription: {description}\n---\n");
+        assert_eq!(skill_front_matter(&skill("pdf-tools", "Reads PDFs."), "pdf-tools"), Ok(()));
+        for (name, folder) in
+            [("pdf--tools", "pdf--tools"), ("-pdf", "-pdf"), ("Pdf", "Pdf"), ("pdf", "other")]
+        {
+            assert!(skill_front_matter(&skill(name, "x"), folder).is_err(), "{name} in {folder}");
+        }
+        let long = "a".repeat(65);
+        assert!(skill_front_matter(&skill(&long, "x"), &long).unwrap_err().contains("65 characters"));
+        let wordy = "w".repeat(1025);
+        assert!(skill_front_matter(&skill("ok", &wordy), "ok").unwrap_err().contains("1025 characters"));
     }
 
     #[test]
