@@ -8,17 +8,24 @@ use crate::ops::error::Result;
 ///
 /// Per harness (those `[agents]` names, else all): the files it reads when a session starts
 /// (imports and always-applied rules included) with bytes and approximate tokens, its
-/// path-scoped rules and the project files they match, its skill. Problems: a size cap
-/// exceeded (Codex stops at 32 KiB), the same text loaded twice, scoped rules whose globs
-/// match no file, front matter the harness would reject, a memory directory its search skips,
-/// and no harness pointed at the memory at all (no `[agents]`, or no build since).
+/// path-scoped rules and the project files they match, its skills. Problems: a size cap
+/// exceeded (Codex stops at 32 KiB, Windsurf at 6,000 characters a rule), the same text loaded
+/// twice, scoped rules whose globs match no file, front matter the harness would reject, a
+/// file a first-match loader never reaches (Zed), a skill the Agent Skills specification
+/// rejects, a memory directory its search skips, and no harness pointed at the memory at all.
 ///
 /// Examples: `memorix doctor`, `memorix doctor --harness claude`, `memorix doctor --check`
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Only this harness: agents-md, claude, cursor, copilot or gemini
+    /// Only this harness: agents-md, claude, cursor, copilot, gemini, codex, windsurf, cline,
+    /// kiro, zed or junie
     #[arg(long, value_name = "NAME")]
     harness: Option<String>,
+
+    /// The folder a session starts in, relative to the project root (Codex and Cline read an
+    /// AGENTS.md in each folder from the root down to it)
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<String>,
 
     /// Exit 1 when any problem is found, for CI
     #[arg(long)]
@@ -26,7 +33,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<u8> {
-    let report = doctor(&ctx.ops(false), args.harness.as_deref())?;
+    let report = doctor(&ctx.ops(false), args.harness.as_deref(), args.cwd.as_deref())?;
     let code = if args.check && report.problems > 0 { 1 } else { 0 };
     if ctx.json {
         render::json(&report)?;

@@ -12,7 +12,7 @@ use saphyr::{LoadableYamlNode, Yaml};
 use serde::Serialize;
 
 use crate::confine::Confined;
-use crate::model::harness::{HarnessName, ScopeKey, Scoped, Search};
+use crate::model::harness::{Discovery, HarnessName, ScopeKey, Scoped, Search};
 
 /// Imports are followed this deep (Claude Code follows four hops).
 const IMPORT_DEPTH: usize = 4;
@@ -79,16 +79,20 @@ fn tokens(bytes: u64) -> u64 {
     bytes.div_ceil(4)
 }
 
-/// Examines `harnesses` in the project at `project` whose memory directory is `memory`.
+/// Examines `harnesses` in the project at `project` whose memory directory is `memory`, for a
+/// session started in `cwd` (project-relative, `""` for the root).
 pub fn examine(
     project: &Confined,
     memory: &str,
     harnesses: &[HarnessName],
     configured: &[HarnessName],
+    cwd: &str,
 ) -> Report {
     let files = ProjectFiles::walk(project.root(), memory);
-    let reports: Vec<HarnessReport> =
-        harnesses.iter().map(|h| examine_one(project, memory, *h, configured.contains(h), &files)).collect();
+    let reports: Vec<HarnessReport> = harnesses
+        .iter()
+        .map(|h| examine_one(project, memory, *h, configured.contains(h), &files, cwd))
+        .collect();
     let problems = reports.iter().map(|r| r.problems.len()).sum();
     Report { harnesses: reports, setup: None, problems }
 }
@@ -99,6 +103,7 @@ fn examine_one(
     h: HarnessName,
     configured: bool,
     files: &ProjectFiles,
+    cwd: &str,
 ) -> HarnessReport {
     let c = h.conventions();
     let mut r = HarnessReport {
@@ -117,8 +122,14 @@ fn examine_one(
         points_into_memory: false,
     };
     let mut texts: Vec<(String, String)> = Vec::new();
-    for name in c.loads {
-        load(project, name, None, c.at_imports, 0, &mut texts);
+    match c.discovery {
+        Discovery::Each => {
+            for name in loads(project, h) {
+                load(project, &name, None, c.at_imports, 0, &mut texts);
+            }
+        }
+        Discovery::FirstMatch => first_match(project, memory, c.loads, &mut r, &mut texts),
+        Discovery::PerDirectory => per_directory(project, memory, c.loads, cwd, &mut r, &mut texts),
     }
     if let Some(scoped) = c.scoped {
         scoped_rules(project, scoped, files, &mut r, &mut texts);
@@ -133,7 +144,9 @@ fn examine_one(
     r.points_into_memory = texts.iter().any(|(_, t)| t.contains(&format!("{memory}/")));
     r.bytes = r.loads.iter().map(|l| l.bytes).sum();
     r.tokens = tokens(r.bytes);
-    if let Some(cap) = c.cap
+    if let (Some(cap), Discovery::PerDirectory) = (c.cap, c.discovery) {
+        cut_chain(&r.loads, cap, c.products, &mut r.problems);
+    } else if let Some(cap) = c.cap
         && r.bytes > cap
     {
         r.problems.push(Problem {
@@ -148,21 +161,53 @@ fn examine_one(
             ),
         });
     }
+    if let Some(caps) = c.char_caps {
+        let chars: u64 = texts.iter().map(|(_, t)| t.chars().count() as u64).sum();
+        for (key, text) in &texts {
+            file_cap(path_name(key), text, caps.per_file, c.products, &mut r.problems);
+        }
+        if chars > caps.total {
+            r.problems.push(Problem {
+                code: "cap_exceeded",
+                message: format!(
+                    "{}: {chars} characters always on, but {} reads at most {} characters of rules in all: the last {} are never read",
+                    r.loads.iter().map(|l| l.path.as_str()).collect::<Vec<_>>().join(" + "),
+                    c.products,
+                    caps.total,
+                    chars - caps.total
+                ),
+            });
+        }
+    }
     duplicates(&texts, &mut r);
     if c.at_imports {
         outside_imports(&texts, &mut r);
     }
     if let Some(dir) = c.skills {
-        let rel = format!("{dir}/memorix/SKILL.md");
-        if let Some(text) = read(project, &rel) {
-            if let Err(why) = skill_front_matter(&text) {
-                r.problems.push(Problem { code: "bad_front_matter", message: format!("{rel}: {why}") });
-            }
-            r.skills.push(rel);
-        }
+        skills(project, dir, &mut r);
     }
     search(project, memory, c.search, c.products, &mut r);
     r
+}
+
+/// The files a harness loads at session start: Gemini CLI reads the names
+/// `.gemini/settings.json` gives in `context.fileName` (a name or a list) instead of GEMINI.md.
+fn loads(project: &Confined, h: HarnessName) -> Vec<String> {
+    let names = h.conventions().loads.iter().map(|n| n.to_string()).collect();
+    if h != HarnessName::Gemini {
+        return names;
+    }
+    let Some(settings) = read(project, ".gemini/settings.json") else { return names };
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&settings) else { return names };
+    let given = match &json["context"]["fileName"] {
+        serde_json::Value::String(one) => vec![one.clone()],
+        serde_json::Value::Array(many) => {
+            many.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()
+        }
+        _ => return names,
+    };
+    // Names only, at the project root: a path in settings never leads the simulation elsewhere.
+    given.into_iter().filter(|n| !n.is_empty() && !n.contains(['/', '\\']) && n != ".." && n != ".").collect()
 }
 
 /// Paths in `texts` carry how they were reached: `AGENTS.md\0imported by CLAUDE.md`.
@@ -285,10 +330,20 @@ fn scoped_rules(
     let Ok(entries) = std::fs::read_dir(project.root().join(dir)) else { return };
     let mut names: Vec<String> =
         entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
+    // Cline joins its rules in numeric-prefix order (`2-` before `10-`); the others by name.
+    names.sort_by_key(|n| {
+        let digits = n.chars().take_while(char::is_ascii_digit).collect::<String>();
+        (digits.parse::<u64>().unwrap_or(u64::MAX), n.clone())
+    });
+    let caps = h.conventions().char_caps;
     for name in names.into_iter().filter(|n| n.ends_with(suffix)) {
         let rel = format!("{dir}/{name}");
         let Some(text) = read(project, &rel) else { continue };
+        let always = matches!(rule_scope(key, &text), Ok(None));
+        if let (Some(caps), false) = (caps, always) {
+            // Always-on rules are counted with what loads at session start.
+            file_cap(&rel, &text, caps.per_file, h.conventions().products, &mut r.problems);
+        }
         match rule_scope(key, &text) {
             Err(why) => {
                 let message = format!("{rel}: {why}; {h} would not load it as a scoped rule");
@@ -297,7 +352,8 @@ fn scoped_rules(
             Ok(None) => texts.push((format!("{rel}\0always applied"), text)),
             Ok(Some(globs)) => {
                 let matches = files.matching(&globs);
-                if matches == 0 {
+                // A rule without globs (manual, model decision) loads when asked for.
+                if matches == 0 && !globs.is_empty() {
                     r.problems.push(Problem {
                         code: "globs_match_nothing",
                         message: format!(
@@ -324,7 +380,9 @@ fn rule_scope(key: ScopeKey, text: &str) -> Result<Option<Vec<String>>, String> 
     let Some(fm) = front(text) else {
         return match key {
             // A rule without front matter applies everywhere.
-            ScopeKey::PathsList | ScopeKey::ApplyTo => Ok(None),
+            ScopeKey::PathsList | ScopeKey::ApplyTo | ScopeKey::KiroInclusion => Ok(None),
+            // Windsurf: a rule without a trigger is applied only when mentioned.
+            ScopeKey::WindsurfTrigger => Ok(Some(Vec::new())),
             ScopeKey::CursorGlobs => Err("no front matter (description, globs, alwaysApply)".into()),
         };
     };
@@ -333,6 +391,19 @@ fn rule_scope(key: ScopeKey, text: &str) -> Result<Option<Vec<String>>, String> 
     }
     let docs = Yaml::load_from_str(fm).map_err(|e| format!("front matter is not YAML: {e}"))?;
     let doc = docs.first().filter(|d| d.is_mapping()).ok_or("front matter is not a mapping")?;
+    match key {
+        ScopeKey::WindsurfTrigger => return windsurf_scope(doc),
+        ScopeKey::KiroInclusion => return kiro_scope(doc),
+        _ => {}
+    }
+    if key == ScopeKey::ApplyTo
+        && let Some(v) = doc.as_mapping_get("excludeAgent")
+    {
+        let ok = v.as_str().is_some_and(|a| ["code-review", "coding-agent"].contains(&a));
+        if !ok {
+            return Err("`excludeAgent` is neither code-review nor coding-agent".into());
+        }
+    }
     let name = if key == ScopeKey::PathsList { "paths" } else { "applyTo" };
     let Some(v) = doc.as_mapping_get(name) else { return Ok(None) };
     let globs: Vec<String> = match (key, v.as_str(), v.as_sequence()) {
@@ -345,6 +416,201 @@ fn rule_scope(key: ScopeKey, text: &str) -> Result<Option<Vec<String>>, String> 
     };
     let everywhere = globs.iter().any(|g| g == "**" || g == "**/*" || g == "*");
     Ok((!everywhere).then_some(globs))
+}
+
+/// Globs given as one comma-separated string or a list of strings.
+fn glob_values(name: &str, v: &Yaml) -> Result<Vec<String>, String> {
+    match (v.as_str(), v.as_sequence()) {
+        (Some(s), _) => Ok(s.split(',').map(|g| g.trim().to_string()).filter(|g| !g.is_empty()).collect()),
+        (_, Some(seq)) => seq
+            .iter()
+            .map(|g| {
+                g.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("`{name}` lists a value that is not a glob"))
+            })
+            .collect(),
+        _ => Err(format!("`{name}` is neither a glob string nor a list of globs")),
+    }
+}
+
+/// Windsurf: `trigger: always_on` loads always, `glob` on `globs`, the others when asked for.
+fn windsurf_scope(doc: &Yaml) -> Result<Option<Vec<String>>, String> {
+    let trigger = doc.as_mapping_get("trigger").map(|t| t.as_str().ok_or("`trigger` is not a string"));
+    match trigger.transpose()? {
+        Some("always_on") => Ok(None),
+        Some("glob") => {
+            let globs = doc.as_mapping_get("globs").ok_or("`trigger: glob` without `globs`")?;
+            let globs = glob_values("globs", globs)?;
+            if globs.is_empty() {
+                return Err("`trigger: glob` with empty `globs`".into());
+            }
+            Ok(Some(globs))
+        }
+        None | Some("manual") | Some("model_decision") => Ok(Some(Vec::new())),
+        Some(other) => Err(format!("trigger is {other:?}, not always_on, glob, model_decision or manual")),
+    }
+}
+
+/// Kiro: `inclusion: always` (the default) loads always, `fileMatch` on `fileMatchPattern`,
+/// `manual` and `auto` when asked for.
+fn kiro_scope(doc: &Yaml) -> Result<Option<Vec<String>>, String> {
+    let inclusion = doc.as_mapping_get("inclusion").map(|t| t.as_str().ok_or("`inclusion` is not a string"));
+    match inclusion.transpose()? {
+        None | Some("always") => Ok(None),
+        Some("fileMatch") => {
+            let p = doc
+                .as_mapping_get("fileMatchPattern")
+                .ok_or("`inclusion: fileMatch` without `fileMatchPattern`")?;
+            let globs = glob_values("fileMatchPattern", p)?;
+            if globs.is_empty() {
+                return Err("`inclusion: fileMatch` with an empty `fileMatchPattern`".into());
+            }
+            Ok(Some(globs))
+        }
+        Some("manual") | Some("auto") => Ok(Some(Vec::new())),
+        Some(other) => Err(format!("inclusion is {other:?}, not always, fileMatch, manual or auto")),
+    }
+}
+
+/// Only the first file of `names` that exists is read (Zed); the others are reported when
+/// they carry the memory's index, which that harness then never sees.
+fn first_match(
+    project: &Confined,
+    memory: &str,
+    names: &[&str],
+    r: &mut HarnessReport,
+    texts: &mut Vec<(String, String)>,
+) {
+    let mut first: Option<(&str, bool)> = None;
+    for name in names {
+        let Some(text) = read(project, name) else { continue };
+        match first {
+            None => {
+                first = Some((name, points_into(&text, memory)));
+                texts.push((format!("{name}\0first of its list"), text));
+            }
+            // The memory is lost when the file read does not point at it and this one does.
+            Some((winner, false)) if points_into(&text, memory) => r.problems.push(Problem {
+                code: "never_reached",
+                message: format!(
+                    "{name} ({} bytes) is never read: {} reads only the first of its rule files that exists, and {winner} comes first; move {winner}'s text into {name} and delete {winner}",
+                    text.len(),
+                    r.products
+                ),
+            }),
+            Some((winner, _)) => r.notes.push(format!("{name} is never read: {winner} comes first in its list")),
+        }
+    }
+}
+
+/// In each directory from the root down to `cwd`, the first of `names` there that is not
+/// empty (Codex: `AGENTS.override.md` hides `AGENTS.md`).
+fn per_directory(
+    project: &Confined,
+    memory: &str,
+    names: &[&str],
+    cwd: &str,
+    r: &mut HarnessReport,
+    texts: &mut Vec<(String, String)>,
+) {
+    let parts: Vec<&str> = cwd.split('/').filter(|p| !p.is_empty()).collect();
+    for depth in 0..=parts.len() {
+        let dir = parts[..depth].join("/");
+        let at = |name: &str| if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+        let mut winner: Option<(String, bool)> = None;
+        for name in names {
+            let rel = at(name);
+            let Some(text) = read(project, &rel).filter(|t| !t.trim().is_empty()) else { continue };
+            match &winner {
+                None => {
+                    winner = Some((rel.clone(), points_into(&text, memory)));
+                    texts.push((rel, text));
+                }
+                Some((w, false)) if points_into(&text, memory) => r.problems.push(Problem {
+                    code: "never_reached",
+                    message: format!(
+                        "{rel} ({} bytes) is never read: {} reads one file a directory and {w} comes first",
+                        text.len(),
+                        r.products
+                    ),
+                }),
+                Some((w, _)) => {
+                    r.notes.push(format!("{rel} is never read: {w} comes first in its directory"))
+                }
+            }
+        }
+    }
+}
+
+/// The chain of files read root first, cut at `cap` bytes: which file is cut and which are
+/// never read.
+fn cut_chain(loads: &[Loaded], cap: u64, products: &str, problems: &mut Vec<Problem>) {
+    let mut used = 0u64;
+    for (i, l) in loads.iter().enumerate() {
+        if used + l.bytes <= cap {
+            used += l.bytes;
+            continue;
+        }
+        let kept = cap - used;
+        let rest: Vec<&str> = loads[i + 1..].iter().map(|l| l.path.as_str()).collect();
+        let never = match rest.is_empty() {
+            true => String::new(),
+            false => format!("; never read: {}", rest.join(", ")),
+        };
+        problems.push(Problem {
+            code: "cap_exceeded",
+            message: format!(
+                "{}: {} bytes from the root down, but {products} stops at {} KiB ({cap} bytes): {} is cut after {kept} of its {} bytes{never}",
+                loads.iter().map(|l| l.path.as_str()).collect::<Vec<_>>().join(" + "),
+                loads.iter().map(|l| l.bytes).sum::<u64>(),
+                cap / 1024,
+                l.path,
+                l.bytes
+            ),
+        });
+        return;
+    }
+}
+
+/// A file past the harness's per-file limit in characters.
+fn file_cap(rel: &str, text: &str, limit: u64, products: &str, problems: &mut Vec<Problem>) {
+    let chars = text.chars().count() as u64;
+    if chars > limit {
+        problems.push(Problem {
+            code: "file_cap_exceeded",
+            message: format!(
+                "{rel}: {chars} characters, but {products} reads at most {limit} characters of a rule file: the last {} are cut",
+                chars - limit
+            ),
+        });
+    }
+}
+
+fn points_into(text: &str, memory: &str) -> bool {
+    text.contains(&format!("{memory}/")) || text.lines().any(|l| l.trim() == super::BEGIN)
+}
+
+/// Every skill in `dir` (`<dir>/<name>/SKILL.md`), checked against the Agent Skills
+/// specification: `name` 1-64 lowercase letters, digits and single hyphens, equal to its
+/// folder; `description` 1-1,024 characters.
+fn skills(project: &Confined, dir: &str, r: &mut HarnessReport) {
+    let Ok(entries) = std::fs::read_dir(project.root().join(dir)) else { return };
+    let mut folders: Vec<String> =
+        entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    folders.sort();
+    for folder in folders {
+        let rel = format!("{dir}/{folder}/SKILL.md");
+        let Some(text) = read(project, &rel) else { continue };
+        if let Err(why) = skill_front_matter(&text, &folder) {
+            let products = r.products;
+            r.problems.push(Problem {
+                code: "skill_rejected",
+                message: format!("{rel}: {why}; {products} will not load the skill"),
+            });
+        }
+        r.skills.push(rel);
+    }
 }
 
 /// Cursor reads `.mdc` front matter as `key: value` lines.
@@ -374,14 +640,30 @@ fn cursor_scope(fm: &str) -> Result<Option<Vec<String>>, String> {
     }
 }
 
-fn skill_front_matter(text: &str) -> Result<(), String> {
+/// Why the Agent Skills specification rejects a SKILL.md in `folder`, if it does.
+pub fn skill_front_matter(text: &str, folder: &str) -> Result<(), String> {
     let fm = front(text).ok_or("SKILL.md does not start with front matter")?;
     let docs = Yaml::load_from_str(fm).map_err(|e| format!("front matter is not YAML: {e}"))?;
     let doc = docs.first().ok_or("empty front matter")?;
-    for k in ["name", "description"] {
-        if doc.as_mapping_get(k).and_then(|v| v.as_str()).is_none() {
-            return Err(format!("front matter has no `{k}`"));
-        }
+    let field =
+        |k: &str| doc.as_mapping_get(k).and_then(|v| v.as_str()).ok_or(format!("front matter has no `{k}`"));
+    let (name, description) = (field("name")?, field("description")?);
+    let chars = name.chars().count();
+    let allowed = name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if chars == 0 || chars > 64 {
+        return Err(format!("name is {chars} characters; the specification allows 1 to 64"));
+    }
+    if !allowed || name.starts_with('-') || name.ends_with('-') || name.contains("--") {
+        return Err(format!(
+            "name {name:?} is not lowercase letters, digits and single hyphens (none first or last)"
+        ));
+    }
+    if name != folder {
+        return Err(format!("name {name:?} differs from its folder {folder:?}"));
+    }
+    let chars = description.chars().count();
+    if chars == 0 || chars > 1024 {
+        return Err(format!("description is {chars} characters; the specification allows 1 to 1024"));
     }
     Ok(())
 }
@@ -494,6 +776,36 @@ mod tests {
         );
         assert!(rule_scope(ScopeKey::CursorGlobs, "---\nalwaysApply: maybe\n---\n").is_err());
         assert!(rule_scope(ScopeKey::PathsList, "---\npaths: [unclosed\n---\n").is_err());
+        let excluded = "---\napplyTo: \"src/**\"\nexcludeAgent: \"code-review\"\n---\n";
+        assert_eq!(rule_scope(ScopeKey::ApplyTo, excluded), Ok(Some(vec!["src/**".into()])));
+        assert!(rule_scope(ScopeKey::ApplyTo, "---\napplyTo: \"a\"\nexcludeAgent: everyone\n---\n").is_err());
+        let windsurf = "---\ntrigger: glob\nglobs: \"src/**,lib/**\"\n---\n";
+        assert_eq!(
+            rule_scope(ScopeKey::WindsurfTrigger, windsurf),
+            Ok(Some(vec!["src/**".into(), "lib/**".into()]))
+        );
+        assert_eq!(rule_scope(ScopeKey::WindsurfTrigger, "---\ntrigger: always_on\n---\n"), Ok(None));
+        assert!(rule_scope(ScopeKey::WindsurfTrigger, "---\ntrigger: sometimes\n---\n").is_err());
+        let kiro = "---\ninclusion: fileMatch\nfileMatchPattern: [\"a/**\", \"b/*.ts\"]\n---\n";
+        assert_eq!(rule_scope(ScopeKey::KiroInclusion, kiro), Ok(Some(vec!["a/**".into(), "b/*.ts".into()])));
+        assert_eq!(rule_scope(ScopeKey::KiroInclusion, "no front matter\n"), Ok(None));
+        assert!(rule_scope(ScopeKey::KiroInclusion, "---\ninclusion: fileMatch\n---\n").is_err());
+    }
+
+    #[test]
+    fn skills_are_held_to_the_specification() {
+        let skill =
+            |name: &str, description: &str| format!("---\nname: {name}\ndescription: {description}\n---\n");
+        assert_eq!(skill_front_matter(&skill("pdf-tools", "Reads PDFs."), "pdf-tools"), Ok(()));
+        for (name, folder) in
+            [("pdf--tools", "pdf--tools"), ("-pdf", "-pdf"), ("Pdf", "Pdf"), ("pdf", "other")]
+        {
+            assert!(skill_front_matter(&skill(name, "x"), folder).is_err(), "{name} in {folder}");
+        }
+        let long = "a".repeat(65);
+        assert!(skill_front_matter(&skill(&long, "x"), &long).unwrap_err().contains("65 characters"));
+        let wordy = "w".repeat(1025);
+        assert!(skill_front_matter(&skill("ok", &wordy), "ok").unwrap_err().contains("1025 characters"));
     }
 
     #[test]

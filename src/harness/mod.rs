@@ -68,5 +68,10 @@ pub fn spec(m: &Manifest) -> Option<AgentsSpec> {
         .filter(|d| !d.applies_to.is_empty())
         .map(|d| (d.path.to_string(), d.applies_to.clone()))
         .collect();
-    Some(AgentsSpec { harnesses: agents.harnesses.clone(), index_budget: agents.index_budget, applies_to })
+    Some(AgentsSpec {
+        harnesses: agents.harnesses.clone(),
+        index_budget: agents.index_budget,
+        applies_to,
+        members: agents.members.clone(),
+    })
 }

@@ -4,6 +4,8 @@
 //! for where it stands (paths in code spans, front matter values quoted), never the text of
 //! a fetched file.
 
+use std::collections::BTreeMap;
+
 use super::{BEGIN, END, MARK, PREFIX};
 use crate::deliver::markdown::{code, inline, one_line};
 use crate::model::Id;
@@ -50,20 +52,27 @@ pub fn outputs(spec: &AgentsSpec, ix: &Index, skill: &str) -> Vec<Output> {
     let mut out = Vec::new();
     let whole = |path: String, text: String| Output { path, body: Body::Whole(text) };
     let block = |path: &str, inner: String| Output { path: path.into(), body: Body::Block(managed(&inner)) };
-    let index = || index_text(ix, spec, spec.index_budget.saturating_sub(managed("").len() as u64));
+    let budget = index_budget(spec);
+    let members = members(spec);
+    let index = || index_text(ix, spec, &members, budget.saturating_sub(managed("").len() as u64));
+    let agents_md = spec.writes_agents_md();
     // The file that carries the index for harnesses that also load it.
-    let carrier = if spec.has(AgentsMd) { "AGENTS.md" } else { "CLAUDE.md" };
-    if spec.has(AgentsMd) {
+    let carrier = if agents_md { "AGENTS.md" } else { "CLAUDE.md" };
+    if agents_md {
         out.push(block("AGENTS.md", index()));
+        for (dir, mounts) in &members {
+            let inner = member_text(ix, spec, dir, mounts, budget.saturating_sub(managed("").len() as u64));
+            out.push(block(&format!("{dir}/AGENTS.md"), inner));
+        }
     }
     for (h, file) in [(Claude, "CLAUDE.md"), (Gemini, "GEMINI.md")] {
         if spec.has(h) {
-            out.push(block(file, if spec.has(AgentsMd) { "@AGENTS.md\n".into() } else { index() }));
+            out.push(block(file, if agents_md { "@AGENTS.md\n".into() } else { index() }));
         }
     }
     if spec.has(Copilot) {
         // Copilot also loads AGENTS.md and CLAUDE.md: point there rather than load it twice.
-        let inner = if spec.has(AgentsMd) || spec.has(Claude) {
+        let inner = if agents_md || spec.has(Claude) {
             format!(
                 "This project's read-only memory is in `{m}/`; its index is in {carrier} (every file: `{m}/INDEX.md`).\n",
                 m = ix.memory
@@ -73,21 +82,43 @@ pub fn outputs(spec: &AgentsSpec, ix: &Index, skill: &str) -> Vec<Output> {
         };
         out.push(block(".github/copilot-instructions.md", inner));
     }
-    if spec.has(Cursor) && !spec.has(AgentsMd) {
+    if spec.has(Cursor) && !agents_md {
         let front = "---\ndescription: Project memory index (memorix)\nalwaysApply: true\n---\n";
         out.push(whole(format!(".cursor/rules/{PREFIX}.mdc"), format!("{front}{MARK}\n{}", index())));
     }
+    // Junie and Kiro read none of the files above: the index itself, in their own file.
+    if spec.has(Junie) {
+        out.push(block(".junie/guidelines.md", index()));
+    }
+    if spec.has(Kiro) {
+        let front = "---\ninclusion: always\n---\n";
+        out.push(whole(format!(".kiro/steering/{PREFIX}.md"), format!("{front}{MARK}\n{}", index())));
+    }
     for h in spec.harnesses.iter() {
-        let Some(scoped) = h.conventions().scoped else { continue };
+        let c = h.conventions();
+        let Some(scoped) = c.scoped else { continue };
         for m in ix.mounts.iter() {
             let Some(globs) = spec.applies_to.get(&m.path) else { continue };
-            let path = format!("{}/{PREFIX}-{}{}", scoped.dir, m.path.replace('/', "-"), scoped.suffix);
+            let path = format!(
+                "{}/{}{PREFIX}-{}{}",
+                scoped.dir,
+                scoped.order,
+                m.path.replace('/', "-"),
+                scoped.suffix
+            );
             let front = front_matter(scoped.key, m, globs);
-            out.push(whole(path, format!("{front}{MARK}\n{}", scoped_text(ix, m, globs, spec.index_budget))));
+            // Within the harness's cap on one rule file, counted in characters (a byte is at
+            // most one): the front matter and the generated-by line come first.
+            let cap = c.char_caps.map_or(u64::MAX, |caps| caps.per_file);
+            let room = cap.saturating_sub((front.len() + MARK.len() + 1) as u64).min(spec.index_budget);
+            out.push(whole(path, format!("{front}{MARK}\n{}", scoped_text(ix, m, globs, room))));
         }
     }
-    for h in [AgentsMd, Claude] {
+    for h in [AgentsMd, Claude, Codex] {
         if let (true, Some(dir)) = (spec.has(h), h.conventions().skills) {
+            if out.iter().any(|o| o.path == format!("{dir}/{PREFIX}/SKILL.md")) {
+                continue;
+            }
             out.push(whole(format!("{dir}/{PREFIX}/SKILL.md"), marked_skill(skill)));
             // See `ignored_by_git`: the skill's folder keeps itself out of git.
             out.push(whole(format!("{dir}/{PREFIX}/.gitignore"), format!("# {MARK}\n*\n")));
@@ -95,6 +126,88 @@ pub fn outputs(spec: &AgentsSpec, ix: &Index, skill: &str) -> Vec<Output> {
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out
+}
+
+/// The always-loaded index's budget: `index-budget`, within the per-file cap of every harness
+/// on that loads it (Windsurf reads at most 6,000 characters of a file).
+fn index_budget(spec: &AgentsSpec) -> u64 {
+    spec.harnesses
+        .iter()
+        .filter_map(|h| h.conventions().char_caps)
+        .map(|c| c.per_file)
+        .fold(spec.index_budget, u64::min)
+}
+
+/// The workspace members that own path-scoped mounts: member folder -> its mounts' paths.
+/// A mount is a member's when every glob of its `applies-to` lies in that one folder, which
+/// `[agents] members` names by glob; a folder path is only ever made of the globs' literal
+/// parts, never `.` or `..`.
+pub fn members(spec: &AgentsSpec) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    if spec.members.is_empty() {
+        return out;
+    }
+    let mut b = globset::GlobSetBuilder::new();
+    for m in &spec.members {
+        if let Ok(g) = globset::GlobBuilder::new(m).literal_separator(true).build() {
+            b.add(g);
+        }
+    }
+    let Ok(set) = b.build() else { return out };
+    for (mount, globs) in &spec.applies_to {
+        let dirs: Vec<Option<String>> = globs.iter().map(|g| member_dir(&set, g)).collect();
+        if let Some(Some(first)) = dirs.first()
+            && dirs.iter().all(|d| d.as_ref() == Some(first))
+        {
+            out.entry(first.clone()).or_default().push(mount.clone());
+        }
+    }
+    out
+}
+
+/// The shortest folder of `glob`'s literal leading part that `set` matches.
+fn member_dir(set: &globset::GlobSet, glob: &str) -> Option<String> {
+    let literal = &glob[..glob.find(['*', '?', '[', '{']).unwrap_or(glob.len())];
+    let parts: Vec<&str> = literal.split('/').collect();
+    // The last part is a partial name (or empty after a `/`), not a folder.
+    let folders = &parts[..parts.len().saturating_sub(1)];
+    if folders.iter().any(|p| p.is_empty() || *p == "." || *p == ".." || p.chars().any(char::is_control)) {
+        return None;
+    }
+    (1..=folders.len()).map(|n| folders[..n].join("/")).find(|d| set.is_match(d))
+}
+
+/// A member's nested index: its own path-scoped mounts, with their files, within `budget`.
+fn member_text(ix: &Index, spec: &AgentsSpec, dir: &str, mounts: &[String], budget: u64) -> String {
+    let head = format!(
+        "## Project memory for {}\n\n\
+         Environment `{env}`: read-only memory for this package, at the versions it pins; what the whole \
+         project shares is in the root AGENTS.md, and `{m}/INDEX.md` lists every file.\n\n",
+        code(dir),
+        env = ix.environment.short(),
+        m = one_line(&ix.memory)
+    );
+    let own: Vec<&IndexMount> = ix.mounts.iter().filter(|m| mounts.contains(&m.path)).collect();
+    let entries: Vec<(String, Vec<String>)> = own
+        .iter()
+        .map(|m| {
+            let h = format!("{} for {}\n", heading(ix, m).trim_end(), glob_list(&spec.applies_to[&m.path]));
+            (h, m.files.iter().map(|p| file_line(ix, "  ", p)).collect())
+        })
+        .collect();
+    let total: usize = entries.iter().map(|(_, f)| f.len()).sum();
+    let more = |n: usize| format!("- {n} more files: {}\n", code(&format!("{}/INDEX.md", ix.memory)));
+    let body = fit(entries, (budget as usize).saturating_sub(head.len() + more(total).len()));
+    let shown: usize = body.iter().map(|(_, f)| f.len()).sum();
+    let mut s = head;
+    for (h, files) in &body {
+        s += h;
+        files.iter().for_each(|f| s += f);
+    }
+    if shown < total || body.len() < own.len() {
+        s += &more(total - shown);
+    }
+    s
 }
 
 /// `inner` between the markers, with the generated-by line.
@@ -128,6 +241,18 @@ fn front_matter(key: ScopeKey, m: &IndexMount, globs: &[String]) -> String {
             one_line(&globs.join(","))
         ),
         ScopeKey::ApplyTo => format!("---\napplyTo: {}\n---\n", quote(&globs.join(","))),
+        ScopeKey::WindsurfTrigger => format!(
+            "---\ntrigger: glob\ndescription: {}\nglobs: {}\n---\n",
+            quote(&one_line(&describe(m))),
+            quote(&globs.join(","))
+        ),
+        ScopeKey::KiroInclusion => match globs {
+            [one] => format!("---\ninclusion: fileMatch\nfileMatchPattern: {}\n---\n", quote(one)),
+            many => {
+                let list: String = many.iter().map(|g| format!("  - {}\n", quote(g))).collect();
+                format!("---\ninclusion: fileMatch\nfileMatchPattern:\n{list}---\n")
+            }
+        },
     }
 }
 
@@ -163,7 +288,7 @@ fn glob_list(globs: &[String]) -> String {
 /// The always-loaded index: the environment, every always-loaded mount with its intent and
 /// library versions, as many of its files as `budget` bytes hold, the path-scoped mounts
 /// with their globs, and a pointer to INDEX.md for the rest.
-fn index_text(ix: &Index, spec: &AgentsSpec, budget: u64) -> String {
+fn index_text(ix: &Index, spec: &AgentsSpec, members: &BTreeMap<String, Vec<String>>, budget: u64) -> String {
     let head = format!(
         "## Project memory\n\n\
          Environment `{env}`: read-only memory for this project in `{m}/`: rules, notes, and library docs \
@@ -178,8 +303,14 @@ fn index_text(ix: &Index, spec: &AgentsSpec, budget: u64) -> String {
     if !scoped.is_empty() {
         scoped_text += "\nPath-scoped, for work on matching project files:\n";
         for m in &scoped {
+            let own = members
+                .iter()
+                .find(|(_, ms)| ms.contains(&m.path))
+                .map(|(dir, _)| format!(" (indexed in {})", code(&format!("{dir}/AGENTS.md"))))
+                .filter(|_| spec.writes_agents_md())
+                .unwrap_or_default();
             scoped_text +=
-                &format!("{} for {}\n", heading(ix, m).trim_end(), glob_list(&spec.applies_to[&m.path]));
+                &format!("{} for {}{own}\n", heading(ix, m).trim_end(), glob_list(&spec.applies_to[&m.path]));
         }
     }
     let entries: Vec<(String, Vec<String>)> = always
@@ -279,6 +410,7 @@ mod tests {
             harnesses: HarnessName::ALL.to_vec(),
             index_budget: budget,
             applies_to: [("api".to_string(), vec!["src/api/**".to_string()])].into(),
+            members: Vec::new(),
         }
     }
 

@@ -173,7 +173,8 @@ fn stale(project: &Confined, plan: &mut Plan, targets: &[PathBuf]) -> Result<()>
     let left = "is left from a harness or mount no longer declared";
     for h in HarnessName::ALL {
         let c = h.conventions();
-        for dir in c.scoped.iter().map(|s| s.dir) {
+        for scoped in c.scoped.iter() {
+            let dir = scoped.dir;
             // memorix never wrote through a link, so a linked folder holds nothing of its.
             if project.check_unlinked(&root.join(dir)).is_err() {
                 continue;
@@ -182,7 +183,8 @@ fn stale(project: &Confined, plan: &mut Plan, targets: &[PathBuf]) -> Result<()>
             for e in entries.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
                 let rel = format!("{dir}/{name}");
-                if name.starts_with(PREFIX) && !plan.wanted.contains(&rel) && is_ours(project, &rel)? {
+                let ours_by_name = name.starts_with(&format!("{}{PREFIX}", scoped.order));
+                if ours_by_name && !plan.wanted.contains(&rel) && is_ours(project, &rel)? {
                     plan.changes.insert(rel, (Change::Remove, left));
                 }
             }
@@ -195,24 +197,38 @@ fn stale(project: &Confined, plan: &mut Plan, targets: &[PathBuf]) -> Result<()>
             }
         }
         let Some(entry) = c.entry else { continue };
-        let abs = root.join(entry);
-        project.check(&abs)?;
-        if plan.wanted.iter().any(|w| w == entry) {
-            continue;
-        }
-        let target = entry_target(project, entry)?;
-        if targets.contains(&target) {
-            continue;
-        }
-        let Some(text) = crate::confine::read_text(&target)? else { continue };
-        if text.lines().any(|l| [BEGIN, END].contains(&l.trim())) {
-            let kept = without_block(entry, &text)?;
-            let change = match kept.trim().is_empty() {
-                true => Change::Remove,
-                false => Change::Write { target, text: kept },
-            };
-            plan.changes.insert(entry.to_string(), (change, left));
-        }
+        stale_block(project, plan, targets, entry)?;
+    }
+    // Nested entry points of workspace members the last sync wrote (a member or `members`
+    // since dropped): found by the record, as nothing in memorix.toml names them any more.
+    let previous = Record::load(&root.join(".memorix")).map(|r| r.files).unwrap_or_default();
+    for rel in previous.keys().filter(|p| p.ends_with("/AGENTS.md")) {
+        stale_block(project, plan, targets, rel)?;
+    }
+    Ok(())
+}
+
+/// Takes the managed block out of `entry` when no output wants it (the file goes when
+/// nothing else is in it).
+fn stale_block(project: &Confined, plan: &mut Plan, targets: &[PathBuf], entry: &str) -> Result<()> {
+    let left = "is left from a harness or mount no longer declared";
+    let abs = project.root().join(entry);
+    project.check(&abs)?;
+    if plan.wanted.iter().any(|w| w == entry) || plan.changes.contains_key(entry) {
+        return Ok(());
+    }
+    let target = entry_target(project, entry)?;
+    if targets.contains(&target) {
+        return Ok(());
+    }
+    let Some(text) = crate::confine::read_text(&target)? else { return Ok(()) };
+    if text.lines().any(|l| [BEGIN, END].contains(&l.trim())) {
+        let kept = without_block(entry, &text)?;
+        let change = match kept.trim().is_empty() {
+            true => Change::Remove,
+            false => Change::Write { target, text: kept },
+        };
+        plan.changes.insert(entry.to_string(), (change, left));
     }
     Ok(())
 }

@@ -60,6 +60,9 @@ pub struct AgentsDecl {
     pub harnesses: Vec<HarnessName>,
     /// Bytes the always-loaded index may take.
     pub index_budget: u64,
+    /// `members`: globs naming workspace member folders (`packages/*`), each given its own
+    /// nested entry point.
+    pub members: Vec<String>,
 }
 
 /// `index-budget` when `[agents]` does not say.
@@ -842,7 +845,25 @@ impl Parser<'_> {
                 )
             })?,
         };
-        Ok(AgentsDecl { harnesses, index_budget })
+        let members = raw.members.clone().unwrap_or_default();
+        for (i, m) in members.iter().enumerate() {
+            let bad = m.is_empty()
+                || m.starts_with('/')
+                || m.contains('\\')
+                || m.chars().any(char::is_control)
+                || m.split('/').any(|c| c.is_empty() || c == "." || c == "..")
+                || globset::Glob::new(m).is_err();
+            if bad {
+                return Err(self.ctx.err(
+                    self.spans.element(&["agents", "members"], i),
+                    "memorix::manifest::bad_member",
+                    format!("members entry {m:?} is not a folder glob inside the project"),
+                    "here",
+                    "write a relative folder glob like \"packages/*\": no leading `/`, no `.` or `..`, no empty parts",
+                ));
+            }
+        }
+        Ok(AgentsDecl { harnesses, index_budget, members })
     }
 
     fn globs(&self, mount: &str, field: &str, list: &[String]) -> Result<GlobSet> {

@@ -41,8 +41,12 @@ pub struct RawManifest {
 #[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawAgents {
-    /// Of "agents-md", "claude", "cursor", "copilot", "gemini" (default ["agents-md", "claude"]).
+    /// Of "agents-md", "claude", "cursor", "copilot", "gemini", "codex", "windsurf", "cline",
+    /// "kiro", "zed", "junie" (default ["agents-md", "claude"]).
     pub harnesses: Option<Vec<String>>,
+    /// Workspace member folders, as globs ("packages/*"): each gets a nested AGENTS.md block
+    /// listing the path-scoped mounts whose `applies-to` lies in it.
+    pub members: Option<Vec<String>>,
     /// The most the always-loaded index may take, e.g. "8KiB" (the default) or 8192 (bytes).
     #[serde(rename = "index-budget")]
     pub index_budget: Option<RawSize>,

@@ -113,6 +113,15 @@ pub enum Error {
     )]
     UnknownHarness { name: String, suggestion: Option<String>, known: Vec<String> },
 
+    #[error("--cwd {dir}: not a folder of this project")]
+    #[diagnostic(
+        code(memorix::doctor::bad_cwd),
+        help(
+            "name a folder inside the project, relative to its root (e.g. `--cwd packages/a`), without `..`"
+        )
+    )]
+    BadSessionDir { dir: String },
+
     #[error("no pin file to read dependencies from: [pins] files is empty")]
     #[diagnostic(
         code(memorix::add::no_pin_files),

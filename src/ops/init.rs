@@ -175,7 +175,15 @@ fn remove_old_blocks(dir: &Path, out: &mut InitOutcome) -> Result<()> {
         let before = fs::read_to_string(&t).map_err(Error::io("read", &t))?;
         let name = display(dir, &t);
         let after = crate::harness::sync::without_block(&name, &before)?;
-        if after != before {
+        if after != before && after.trim().is_empty() {
+            // Nothing but memorix's block was in it: the file goes, as `memorix build` does it.
+            let target = t.canonicalize().unwrap_or(t.clone());
+            fs::remove_file(&target).map_err(Error::io("remove", &target))?;
+            if target != t && fs::symlink_metadata(&t).is_ok() {
+                fs::remove_file(&t).map_err(Error::io("remove", &t))?;
+            }
+            out.changed.push(name);
+        } else if after != before {
             let parent = t.parent().unwrap_or(dir);
             fsutil::write_atomic(parent, &t.canonicalize().unwrap_or(t.clone()), after.as_bytes())?;
             out.changed.push(name);
