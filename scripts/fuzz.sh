@@ -4,7 +4,7 @@
 # after SECONDS run only those targets: `scripts/fuzz.sh 60 pins_pnpm pins_yarn`.
 #
 # cargo-fuzz needs nightly features; on a stable toolchain RUSTC_BOOTSTRAP=1 unlocks them
-# (DESIGN.md §10). Install it with `cargo install cargo-fuzz`.
+# (book: design/reliability.md#bounds). Install it with `cargo install cargo-fuzz`.
 #
 # Each target grows its own corpus in fuzz/corpus/<target>/ (ignored by git), starting from
 # the hand-written seeds in fuzz/seeds/<target>/. With MEMORIX_CORPUS (or ../shared/corpus

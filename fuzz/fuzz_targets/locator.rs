@@ -6,7 +6,8 @@ use libfuzzer_sys::fuzz_target;
 use memorix::model::{Locator, Name, StorePath};
 use memorix_fuzz::render;
 
-/// The components a validated path can never hold (DESIGN.md §4).
+/// The components a validated path can never hold
+/// (book: design/locators.md#what-a-path-may-hold).
 fn assert_safe(path: &str) {
     assert!(!path.contains(['\0', '\\']), "{path:?}");
     if !path.is_empty() {

@@ -33,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
     let store = store();
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else { return };
     if let Some(entries) = value.get("entries") {
-        // The id covers the (path, blob) entries alone (DESIGN.md §2).
+        // The id covers the (path, blob) entries alone (book: design/objects.md#derivation).
         let id = canonical::object_id(
             "derivation",
             &canonical::encode(&serde_json::json!({ "entries": entries })),

@@ -173,7 +173,8 @@ fn unzip(file: &str, bytes: &[u8], limits: Limits) -> Result<Unpacked> {
     Ok(sink.out)
 }
 
-/// Strips the one top directory every entry shares (`name-1.0/`), as §13.1 says.
+/// Strips the one top directory every entry shares (`name-1.0/`), as the docs view says
+/// (book: design/fetching.md#the-docs-view).
 fn strip_top(files: &mut [(String, Vec<u8>)]) {
     let Some(first) = files.first().and_then(|(p, _)| p.split_once('/')).map(|(t, _)| format!("{t}/")) else {
         return;

@@ -1,5 +1,5 @@
 //! What can go wrong fetching a pinned library's docs. A hash that does not match is exit 1
-//! (a check that failed, DESIGN.md §6); everything else is exit 2.
+//! (a check that failed, book: design/reliability.md#exit-codes); everything else is exit 2.
 
 use miette::Diagnostic;
 

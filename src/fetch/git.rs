@@ -1,7 +1,7 @@
-//! Git sources (DESIGN.md §13.2), through the `git` CLI as Cargo's `git-fetch-with-cli` does:
-//! the user's credentials, SSH config and proxies apply. Each repository is mirrored in a bare
-//! clone under `$XDG_CACHE_HOME/memorix/git/`; a commit's tree is exported with a private
-//! index file, so the cache has no work tree and no hooks run.
+//! Git sources (book: design/fetching.md#git-sources), through the `git` CLI as Cargo's
+//! `git-fetch-with-cli` does: the user's credentials, SSH config and proxies apply. Each
+//! repository is mirrored in a bare clone under `$XDG_CACHE_HOME/memorix/git/`; a commit's tree
+//! is exported with a private index file, so the cache has no work tree and no hooks run.
 //!
 //! The project is never git's repository: a cloned project's `.git/config` could name a
 //! command (`core.sshCommand`, an `ext::` URL rewrite). Git runs in the cache, with the

@@ -1,10 +1,10 @@
-//! Fetchers (DESIGN.md §13): `git` takes a git source at its commit (§13.2); the rest fetches
-//! (§13.1) the docs of a pinned library, from the release artifact its
-//! registry serves for the pinned version, verified by the hash the pin file records (or, where
-//! it records none, by the one memorix.lock recorded the first time), unpacked into the docs
-//! view and ingested as `docs/<lib>/` version V — the generation a hand
-//! `memorix ingest docs/<lib>/ DIR --version V` makes. Everything is downloaded, verified and
-//! unpacked before the Store is touched, so a bad artifact stores nothing.
+//! Fetchers (book: design/fetching.md): `git` takes a git source at its commit; the rest
+//! fetches the docs of a pinned library, from the release artifact its registry serves for the
+//! pinned version, verified by the hash the pin file records (or, where it records none, by the
+//! one memorix.lock recorded the first time), unpacked into the docs view and ingested as
+//! `docs/<lib>/` version V — the generation a hand `memorix ingest docs/<lib>/ DIR --version V`
+//! makes. Everything is downloaded, verified and unpacked before the Store is touched, so a bad
+//! artifact stores nothing.
 
 pub mod archive;
 mod crates;

@@ -1,7 +1,7 @@
-//! The docs view of an artifact (DESIGN.md §13.1): what an agent reads to use the library —
-//! READMEs, changelogs, `docs/`, `doc/`, `examples/`, text documents, the package manifest
-//! and the API surface of its ecosystem — never tests, benches, CI files or binaries.
-//! `[fetch.LIB] include` adds files, `exclude` removes them.
+//! The docs view of an artifact (book: design/fetching.md#the-docs-view): what an agent reads
+//! to use the library — READMEs, changelogs, `docs/`, `doc/`, `examples/`, text documents, the
+//! package manifest and the API surface of its ecosystem — never tests, benches, CI files or
+//! binaries. `[fetch.LIB] include` adds files, `exclude` removes them.
 
 use globset::GlobSet;
 

@@ -1,7 +1,8 @@
-//! Agent harness entry points (DESIGN.md §14): from an environment and `[agents]`, the files
-//! each harness loads natively — a managed block with the always-loaded, version-stamped
-//! index in AGENTS.md, imports of it (never a second copy) in CLAUDE.md and GEMINI.md,
-//! pointer files for path-scoped mounts, the CLI skill — and what each harness will read.
+//! Agent harness entry points (book: design/harnesses.md): from an environment and `[agents]`,
+//! the files each harness loads natively — a managed block with the always-loaded,
+//! version-stamped index in AGENTS.md, imports of it (never a second copy) in CLAUDE.md and
+//! GEMINI.md, pointer files for path-scoped mounts, the CLI skill — and what each harness will
+//! read.
 //!
 //! Everything generated points into the memory directory; nothing copies its content.
 
@@ -44,7 +45,8 @@ pub const SKILL: &str = include_str!("../../assets/SKILL.md");
 
 /// The index the generated files describe, from a delivery: names, versions and paths only.
 /// These files load at session start, so no text of a fetched file (a title) reaches them
-/// (DESIGN.md §15); titles stay in the on-demand `.memory/INDEX.md`.
+/// (book: design/harnesses.md#what-generated-files-may-say); titles stay in the on-demand
+/// `.memory/INDEX.md`.
 pub fn index(delivery: &Delivery, memory: &str) -> Index {
     let mounts = delivery
         .mounts

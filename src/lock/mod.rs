@@ -68,7 +68,7 @@ pub struct LockedLocator {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<LockedPin>,
     /// For `@pin` docs a fetcher made: the registry artifact and the hash it was verified by
-    /// (DESIGN.md §13.1); a later fetch of this locator must match `hash`.
+    /// (book: design/lock.md#fetched); a later fetch of this locator must match `hash`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fetched: Option<LockedFetch>,
 }

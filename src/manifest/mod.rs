@@ -54,7 +54,7 @@ pub struct Manifest {
     pub agents: Option<AgentsDecl>,
 }
 
-/// `[agents]` (DESIGN.md §14).
+/// `[agents]` (book: design/harnesses.md#what-memorix-generates).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentsDecl {
     pub harnesses: Vec<HarnessName>,
@@ -126,8 +126,8 @@ fn source_key(dest: &Locator, version: Option<&str>) -> String {
     }
 }
 
-/// A `[sources]` entry that is a git repository (DESIGN.md §13.2): memorix.lock pins it to a
-/// commit, kept until `memorix update` moves it.
+/// A `[sources]` entry that is a git repository (book: design/fetching.md#git-sources):
+/// memorix.lock pins it to a commit, kept until `memorix update` moves it.
 #[derive(Debug, Clone)]
 pub struct GitSourceDecl {
     pub dest: Locator,

@@ -1,5 +1,6 @@
 //! Conflict decisions: at one path, which candidate won over which and by what rule
-//! (DESIGN.md §6.3). Derivations and environments record them; the environment id covers them.
+//! (book: design/resolve.md#conflicts). Derivations and environments record them; the
+//! environment id covers them.
 
 use serde::{Deserialize, Serialize};
 

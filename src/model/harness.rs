@@ -1,6 +1,7 @@
-//! Agent harnesses and the conventions each follows to load project instructions (DESIGN.md
-//! §14), as data: one row per harness with the date it was checked, so a convention change is
-//! a one-line edit. Generation (`crate::harness`) and `memorix doctor` read only this table.
+//! Agent harnesses and the conventions each follows to load project instructions
+//! (book: design/harnesses.md#the-conventions-are-data), as data: one row per harness with the
+//! date it was checked, so a convention change is a one-line edit. Generation
+//! (`crate::harness`) and `memorix doctor` read only this table.
 
 use std::fmt;
 

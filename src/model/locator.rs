@@ -1,4 +1,4 @@
-//! Locators: `kind "/" path [ "/" ] [ "@" selector ]` (DESIGN.md §4).
+//! Locators: `kind "/" path [ "/" ] [ "@" selector ]` (book: design/locators.md#grammar).
 //!
 //! Every path that reaches the Store goes through [`Name`] and [`StorePath`], so a path with
 //! `..`, an absolute path, an empty or `.` component, NUL or a backslash cannot be built.

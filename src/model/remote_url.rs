@@ -1,4 +1,4 @@
-//! Remote store URLs: where a shared Store lives (DESIGN.md §11).
+//! Remote store URLs: where a shared Store lives (book: design/remotes.md#where-a-remote-is).
 
 use std::fmt;
 use std::path::PathBuf;

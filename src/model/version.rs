@@ -1,7 +1,7 @@
 //! Versions of ingested libraries: how they order, and which one a `match` policy accepts.
 //!
-//! Versions order by PEP 440 when every one of them parses so, else by semver, else by
-//! ingest order (DESIGN.md §9). For plain releases (`0.28.1`) the two agree.
+//! Versions order by PEP 440 when every one of them parses so, else by semver, else by ingest
+//! order (book: design/versions.md#ordering). For plain releases (`0.28.1`) the two agree.
 
 use std::cmp::Ordering;
 
@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MatchPolicy {
-    /// Only the same version: what `@pin` delivers unless a mount widens it (DESIGN.md §9).
+    /// Only the same version: what `@pin` delivers unless a mount widens it
+    /// (book: design/versions.md#match).
     #[default]
     Exact,
     /// The highest with the same major.minor.patch (a post-release, a rebuild).

@@ -1,6 +1,7 @@
-//! `memorix add --deps`: one mount per dependency a pin file pins (DESIGN.md §13.1), each
-//! selecting `docs/<name>/@pin`, written through toml_edit and locked, so the docs of forty
-//! dependencies are fetched at their pinned versions without forty hand edits.
+//! `memorix add --deps`: one mount per dependency a pin file pins
+//! (book: design/fetching.md#a-mount-per-dependency), each selecting `docs/<name>/@pin`,
+//! written through toml_edit and locked, so the docs of forty dependencies are fetched at their
+//! pinned versions without forty hand edits.
 //!
 //! The outcome is per dependency, as a package manager's is: every dependency whose docs can
 //! be had is mounted, every other one is listed with its reason and fix, in one run. What was

@@ -1,5 +1,5 @@
 //! `memorix doctor`: what each agent harness loads from this project at session start, and
-//! what would keep the memory from reaching it (DESIGN.md §14).
+//! what would keep the memory from reaching it (book: design/harnesses.md#doctor).
 
 use super::context::Context;
 use super::error::{Error, Result};

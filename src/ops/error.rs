@@ -290,8 +290,8 @@ impl Error {
     }
 
     /// Exit code 2 for every error but a fetched object whose hash does not match (1, a check
-    /// that failed, DESIGN.md §6) and a command `run` cannot start (127 and 126, as a shell
-    /// says); other checks that fail exit 1 without an error.
+    /// that failed, book: design/reliability.md#exit-codes) and a command `run` cannot start
+    /// (127 and 126, as a shell says); other checks that fail exit 1 without an error.
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Remote(e) => e.exit_code(),

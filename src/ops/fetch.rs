@@ -1,7 +1,7 @@
-//! Fetching what a resolve will need (DESIGN.md §13.1): before resolving, each `@pin` locator
-//! whose library has no acceptable version in the Store (nor in the substituters, asked first)
-//! is fetched from its registry and ingested, so the resolve, which never writes the Store,
-//! finds it there like any hand-ingested version.
+//! Fetching what a resolve will need (book: design/fetching.md#registry-docs): before
+//! resolving, each `@pin` locator whose library has no acceptable version in the Store (nor in
+//! the substituters, asked first) is fetched from its registry and ingested, so the resolve,
+//! which never writes the Store, finds it there like any hand-ingested version.
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,6 @@
-//! Git `[sources]` (DESIGN.md §13.2): each is taken at the commit memorix.lock pins, moved
-//! only by `memorix update` (all, or `--source PLACE`), and ingested like a folder source, so
-//! the lock records both the commit and the content id it gave.
+//! Git `[sources]` (book: design/fetching.md#git-sources): each is taken at the commit
+//! memorix.lock pins, moved only by `memorix update` (all, or `--source PLACE`), and ingested
+//! like a folder source, so the lock records both the commit and the content id it gave.
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,6 @@
-//! `memorix pins`: every library the project's mounts ask for through `@pin` locators, the
-//! pin it resolves to, the file and line that pin it, and why that pin (DESIGN.md §9).
+//! `memorix pins`: every library the project's mounts ask for through `@pin` locators, the pin
+//! it resolves to, the file and line that pin it, and why that pin
+//! (book: design/versions.md#which-pin-a-mount-follows).
 
 use serde::Serialize;
 

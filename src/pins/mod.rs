@@ -1,5 +1,5 @@
 //! Version pins: a project's lockfiles and requirements files, and the one version of a
-//! requested library they pin (DESIGN.md §9).
+//! requested library they pin (book: design/versions.md#which-pin-a-mount-follows).
 //!
 //! One module per format (Cargo, Python, npm, Go, Composer and RubyGems lockfiles; see
 //! `format.rs`); each fills a [`PinFile`] with its pins, their roots and the artifact hashes
@@ -42,8 +42,9 @@ use markers::Target;
 
 pub use crate::model::package::{self as name, Ecosystem};
 
-/// What a pin file records about one release artifact of a pin, for fetching and verifying
-/// it (DESIGN.md §13.1). Any part may be missing: a requirements `--hash` names no file.
+/// What a pin file records about one release artifact of a pin, for fetching and verifying it
+/// (book: design/fetching.md#verification). Any part may be missing: a requirements `--hash`
+/// names no file.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PinnedArtifact {
     /// The artifact's file name, e.g. `httpx-0.28.1-py3-none-any.whl`.

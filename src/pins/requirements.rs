@@ -2,7 +2,8 @@
 //! markers, extras, comments and line continuations.
 //!
 //! These files are often hand-written, so a line memorix cannot read is skipped rather than
-//! refused: only the library a mount asks for has to make sense (DESIGN.md §9).
+//! refused: only the library a mount asks for has to make sense
+//! (book: design/versions.md#which-pin-a-mount-follows).
 
 use std::path::{Component, Path, PathBuf};
 use std::str::FromStr;

@@ -1,4 +1,5 @@
-//! Each rule of DESIGN.md §9 on small inline pin files.
+//! Each rule of which pin a mount follows (book: design/versions.md#which-pin-a-mount-follows),
+//! on small inline pin files.
 
 use std::collections::BTreeMap;
 

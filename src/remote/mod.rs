@@ -1,6 +1,6 @@
-//! Remote stores (DESIGN.md §11): one Store shared across machines and CI through object
-//! storage (S3, a local directory, read-only HTTP) via `object_store`. A remote holds the
-//! store's own relative paths (`blobs/<aa>/<hex>`, `trees/<aa>/<hex>.json`, ...), so a
+//! Remote stores (book: design/remotes.md): one Store shared across machines and CI through
+//! object storage (S3, a local directory, read-only HTTP) via `object_store`. A remote holds
+//! the store's own relative paths (`blobs/<aa>/<hex>`, `trees/<aa>/<hex>.json`, ...), so a
 //! `file://` remote is browsable. object_store is async; a small tokio runtime lives inside
 //! each [`Remote`] so the rest of memorix stays synchronous.
 

@@ -138,7 +138,8 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir).and_then(|f| f.sync_all()).map_err(IoError::io("sync", dir))
 }
 
-/// Makes every write of this file system durable at once (one `syncfs`, DESIGN.md §10).
+/// Makes every write of this file system durable at once (one `syncfs`,
+/// book: design/reliability.md#durability).
 pub fn sync_filesystem(any_path: &Path) -> Result<()> {
     let f = File::open(any_path).map_err(IoError::io("open", any_path))?;
     rustix::fs::syncfs(&f).map_err(|e| IoError::io("sync the file system of", any_path)(e.into()))

@@ -1,5 +1,5 @@
 //! The Store: content-addressed blobs, canonical tree objects, generations per kind, refs, and
-//! the read-only `latest/` checkouts (DESIGN.md §3).
+//! the read-only `latest/` checkouts (book: design/store.md#layout).
 
 pub mod blob;
 pub mod checkout;

@@ -1,6 +1,6 @@
 //! Packs: the trees of one big write in a single file, `packs/<hex>.pack`, so an ingest of
 //! thousands of directories creates one file instead of one per directory, made durable by one
-//! fsync (the book's objects chapter). Loose tree files and packs hold the same objects; a
+//! fsync (book: objects.md#store). Loose tree files and packs hold the same objects; a
 //! reader looks in both.
 //!
 //! Layout, integers big-endian:

@@ -1,7 +1,7 @@
-//! Quests: the grep-able record of why a view exists (DESIGN.md §7). One per selection IR, so
-//! projects declaring the same selection share one quest; each project keeps its own current
-//! resolve and freshness there. A reverse index from Store path prefixes to quests lets an
-//! ingest mark exactly the affected quests stale, reading only those.
+//! Quests: the grep-able record of why a view exists (book: design/quests.md#quest-records).
+//! One per selection IR, so projects declaring the same selection share one quest; each project
+//! keeps its own current resolve and freshness there. A reverse index from Store path prefixes
+//! to quests lets an ingest mark exactly the affected quests stale, reading only those.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

@@ -1,4 +1,5 @@
-//! Deciding which file wins when two candidates claim one path (DESIGN.md §6.3).
+//! Deciding which file wins when two candidates claim one path
+//! (book: design/resolve.md#conflicts).
 
 use super::error::{Error, Result};
 use crate::model::decision::{Decision, Rule};
