@@ -5,7 +5,7 @@ use crate::common;
 
 use std::fs;
 
-use common::TestEnv;
+use common::{TestEnv, TwoMachines, build_push_and_share_lock};
 use sha2::{Digest, Sha256};
 
 fn hex_of(bytes: &[u8], header: &str) -> String {
@@ -119,19 +119,16 @@ fn generation_numbers_name_only_committed_generations() {
 
 #[test]
 fn gc_keeps_what_a_pulled_lock_needs() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
-    let url = format!("file://{}", a.root.join("remote").display());
+    let TwoMachines { a, b, url, .. } = TwoMachines::new();
     a.write("r/a.md", "# A\n");
     a.write("r/sub/b.md", "# B\n");
     a.run(&["ingest", "rules/team/", a.project.join("r").to_str().unwrap()]).ok();
     let manifest =
         format!("[store]\nsubstituters = [\"{url}\"]\n\n[mounts.team]\nselect = [\"rules/team/sub/\"]\n");
     a.write("memorix.toml", &manifest);
-    a.run(&["build"]).ok();
-    a.run(&["push"]).ok();
+    build_push_and_share_lock(&a, &b);
 
     b.write("memorix.toml", &manifest);
-    fs::copy(a.project.join("memorix.lock"), b.project.join("memorix.lock")).unwrap();
     b.run(&["pull"]).ok();
     let dry = b.run(&["--json", "gc", "--dry-run"]).ok().json();
     assert_eq!(dry["roots"], serde_json::json!(["[ROOT]/project"]), "{dry}");

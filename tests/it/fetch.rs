@@ -741,9 +741,8 @@ fn a_marker_split_gets_a_target_written_into_memorix_toml() {
     // Every machine resolves the same: a fresh clone with an empty Store builds the same id.
     run(&env, &reg, &["build"]).ok();
     let clone = TestEnv::new();
-    for f in ["memorix.toml", "memorix.lock", "uv.lock", ".python-version", "pyproject.toml"] {
-        fs::copy(env.project.join(f), clone.project.join(f)).unwrap();
-    }
+    let files = ["memorix.toml", "memorix.lock", "uv.lock", ".python-version", "pyproject.toml"];
+    common::copy_project_files(&env, &clone, &files);
     run(&clone, &reg, &["build", "--locked"]).ok();
     assert_eq!(lock_text(&clone), lock);
 }

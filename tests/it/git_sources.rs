@@ -7,7 +7,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use common::{TestEnv, git};
+use common::{TestEnv, TwoMachines, copy_project_files, git};
 
 /// A repository of team rules with one commit; its path.
 fn team_repo(env: &TestEnv) -> PathBuf {
@@ -93,15 +93,13 @@ fn a_branch_is_locked_to_its_commit_kept_until_update_moves_it() {
 
 #[test]
 fn build_locked_on_an_empty_store_takes_exactly_the_locked_commit() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let TwoMachines { a, b, .. } = TwoMachines::new();
     let repo = team_repo(&a);
     a.write("memorix.toml", &manifest(&repo, "branch = \"main\""));
     a.run(&["build"]).ok();
     commit(&repo, "# Style\n\nv2\n");
     // B: the same project files, its own Store and git cache (its own HOME).
-    for f in ["memorix.toml", "memorix.lock"] {
-        fs::copy(a.project.join(f), b.project.join(f)).unwrap();
-    }
+    copy_project_files(&a, &b, &["memorix.toml", "memorix.lock"]);
     b.run(&["build", "--locked"]).ok();
     assert_eq!(style(&b), "# Style\n\nv1\n", "the locked commit, not the branch tip");
     let files = |env: &TestEnv| -> Vec<(PathBuf, Vec<u8>)> {
@@ -121,7 +119,7 @@ fn build_locked_on_an_empty_store_takes_exactly_the_locked_commit() {
 
 #[test]
 fn a_force_pushed_branch_that_lost_the_locked_commit_is_named() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let TwoMachines { a, b, .. } = TwoMachines::new();
     let repo = team_repo(&a);
     let kept = git(&repo, &["rev-parse", "HEAD"]);
     let lost = commit(&repo, "# Style\n\nv2\n");
@@ -132,9 +130,7 @@ fn a_force_pushed_branch_that_lost_the_locked_commit_is_named() {
     git(&repo, &["reset", "-q", "--hard", &kept]);
     git(&repo, &["reflog", "expire", "--expire=now", "--all"]);
     git(&repo, &["gc", "-q", "--prune=now"]);
-    for f in ["memorix.toml", "memorix.lock"] {
-        fs::copy(a.project.join(f), b.project.join(f)).unwrap();
-    }
+    copy_project_files(&a, &b, &["memorix.toml", "memorix.lock"]);
     let err = b.run(&["build", "--locked"]).expect(2).stderr;
     assert!(err.contains("memorix::git::commit_gone"), "{err}");
     assert!(err.contains(&format!("commit {lost} is no longer in file://{}", repo.display())), "{err}");

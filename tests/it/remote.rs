@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Run, TestEnv, walk};
+use common::{Run, TestEnv, TwoMachines, build_push_and_share_lock, walk};
 use sha2::{Digest, Sha256};
 
 const BUCKET: &str = "memorix-test";
@@ -170,7 +170,19 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn copy_lock(a: &TestEnv, b: &TestEnv) {
-    fs::copy(a.project.join("memorix.lock"), b.project.join("memorix.lock")).unwrap();
+    common::copy_project_files(a, b, &["memorix.lock"]);
+}
+
+/// Machine A's store filled with `docs` pages, the project on both machines naming A's
+/// `file://` remote, A built and pushed there, and B's project holding A's lock.
+fn pushed(docs: usize) -> TwoMachines {
+    let machines = TwoMachines::new();
+    let (a, b, url) = (&machines.a, &machines.b, &machines.url);
+    fill_store_a(a, docs);
+    write_project(a, url);
+    write_project(b, url);
+    build_push_and_share_lock(a, b);
+    machines
 }
 
 fn count(run: &Run, field: &str) -> u64 {
@@ -191,7 +203,7 @@ fn assert_b_matches_a(a: &TestEnv, b: &TestEnv, run_b: impl Fn(&[&str]) -> Run) 
 fn s3_push_then_build_locked_on_an_empty_store() {
     let Some(moto) = Moto::start() else { return };
     let url = format!("s3://{BUCKET}/ci");
-    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let TwoMachines { a, b, .. } = TwoMachines::new();
     fill_store_a(&a, 20);
     write_project(&a, &url);
     write_project(&b, &url);
@@ -236,7 +248,7 @@ fn blob_key(content: &str) -> (String, String) {
 fn s3_a_damaged_object_is_rejected_and_never_stored() {
     let Some(moto) = Moto::start() else { return };
     let url = format!("s3://{BUCKET}/ci");
-    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let TwoMachines { a, b, .. } = TwoMachines::new();
     fill_store_a(&a, 3);
     write_project(&a, &url);
     write_project(&b, &url);
@@ -280,7 +292,7 @@ fn wait_for_files(dir: &Path, n: usize, child: &mut Child) -> bool {
 fn s3_server_killed_mid_pull_leaves_only_whole_objects_and_the_next_pull_completes() {
     let Some(moto) = Moto::start() else { return };
     let url = format!("s3://{BUCKET}/ci");
-    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let TwoMachines { a, b, .. } = TwoMachines::new();
     fill_store_a(&a, 2000);
     write_project(&a, &url);
     write_project(&b, &url);
@@ -324,9 +336,7 @@ fn s3_server_killed_mid_pull_leaves_only_whole_objects_and_the_next_pull_complet
 
 #[test]
 fn file_remote_push_pull_quests_and_refs() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
-    let remote = a.root.join("remote");
-    let url = format!("file://{}", remote.display());
+    let TwoMachines { a, b, remote, url } = TwoMachines::new();
     fill_store_a(&a, 5);
     write_project(&a, &url);
     write_project(&b, &url);
@@ -432,10 +442,9 @@ fn serve(dir: &Path) -> Option<(StaticServer, u16)> {
 
 #[test]
 fn an_http_substituter_serves_a_pushed_layout_read_only() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
-    let remote = a.root.join("remote");
+    let TwoMachines { a, b, remote, url } = TwoMachines::new();
     fill_store_a(&a, 3);
-    write_project(&a, &format!("file://{}", remote.display()));
+    write_project(&a, &url);
     a.run(&["build"]).ok();
     let pushed = a.run(&["push", "--json"]).ok();
     let Some((_server, port)) = serve(&remote) else { return };
@@ -451,17 +460,9 @@ fn an_http_substituter_serves_a_pushed_layout_read_only() {
 
 #[test]
 fn file_remote_damage_is_rejected_with_exit_1() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
-    let remote = a.root.join("remote");
-    let url = format!("file://{}", remote.display());
-    fill_store_a(&a, 2);
-    write_project(&a, &url);
-    write_project(&b, &url);
-    a.run(&["build"]).ok();
-    a.run(&["push"]).ok();
+    let TwoMachines { a: _a, b, remote, .. } = pushed(2);
     let tree = files(&remote).into_keys().find(|k| k.starts_with("trees/")).unwrap();
     fs::write(remote.join(&tree), b"{\"entries\":[]}").unwrap();
-    copy_lock(&a, &b);
     let built = b.run(&["build", "--locked"]).expect(1);
     assert!(
         built.stderr.contains("memorix::remote::corrupt") && built.stderr.contains("damaged tree"),
@@ -511,14 +512,7 @@ fn remotes_are_added_listed_and_removed() {
 /// A store filled by substitution is partial, but what it holds is checked in full.
 #[test]
 fn verify_checks_a_substituted_store_without_excusing_damage() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
-    let url = format!("file://{}", a.root.join("remote").display());
-    fill_store_a(&a, 2);
-    write_project(&a, &url);
-    write_project(&b, &url);
-    a.run(&["build"]).ok();
-    a.run(&["push"]).ok();
-    copy_lock(&a, &b);
+    let TwoMachines { a: _a, b, .. } = pushed(2);
     b.run(&["build", "--locked"]).ok();
     b.run(&["verify"]).ok();
     let (key, hex) = blob_key("# Page 0\n\nhttpx.\n");
@@ -563,15 +557,7 @@ fn run_measured(env: &TestEnv, args: &[&str]) -> (Run, u64) {
 
 #[test]
 fn objects_stream_so_a_huge_one_under_a_small_key_costs_no_memory() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
-    let remote = a.root.join("remote");
-    let url = format!("file://{}", remote.display());
-    fill_store_a(&a, 2);
-    write_project(&a, &url);
-    write_project(&b, &url);
-    a.run(&["build"]).ok();
-    a.run(&["push"]).ok();
-    copy_lock(&a, &b);
+    let TwoMachines { a, b, remote, .. } = pushed(2);
     let keys = files(&remote).into_keys().collect::<Vec<_>>();
     // A blob key served 256 MiB (sparse on the remote): streamed to disk, rejected by its hash.
     let blob = keys.iter().find(|k| k.starts_with("blobs/")).unwrap();
@@ -651,12 +637,10 @@ fn concurrent_pushes_merge_every_quest_use_and_move_refs_once() {
 
 #[test]
 fn an_unreachable_substituter_is_skipped_for_the_next() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
-    let remote = a.root.join("remote");
+    let TwoMachines { a, b, remote, url } = TwoMachines::new();
     fill_store_a(&a, 2);
-    write_project(&a, &format!("file://{}", remote.display()));
-    a.run(&["build"]).ok();
-    a.run(&["push"]).ok();
+    write_project(&a, &url);
+    build_push_and_share_lock(&a, &b);
     // A closed port first, then the remote that has everything.
     let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     write_project(&b, &format!("http://127.0.0.1:{closed}"));
@@ -665,7 +649,6 @@ fn an_unreachable_substituter_is_skipped_for_the_next() {
         &format!("substituters = [\"http://127.0.0.1:{closed}\", \"file://{}\"]", remote.display()),
     );
     b.write("memorix.toml", &manifest);
-    copy_lock(&a, &b);
     b.run(&["build", "--locked"]).ok();
     assert_eq!(files(&b.project.join(".memory")), files(&a.project.join(".memory")));
     // With only the closed one, the failure names it (a network failure, exit 2).
@@ -678,9 +661,7 @@ fn an_unreachable_substituter_is_skipped_for_the_next() {
 
 #[test]
 fn a_served_derivation_naming_one_path_twice_is_refused_clearly() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
-    let remote = a.root.join("remote");
-    let url = format!("file://{}", remote.display());
+    let TwoMachines { a, b, remote, url } = TwoMachines::new();
     fill_store_a(&a, 2);
     write_project(&a, &url);
     write_project(&b, &url);
@@ -716,9 +697,7 @@ fn a_served_derivation_naming_one_path_twice_is_refused_clearly() {
 /// fetched from there into a store that has no pack.
 #[test]
 fn packed_trees_travel_through_a_file_remote() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
-    let remote = a.root.join("remote");
-    let url = format!("file://{}", remote.display());
+    let TwoMachines { a, b, remote, url } = TwoMachines::new();
     let dir = a.root.join("httpx-docs");
     for d in 0..80 {
         common::write_file(&dir.join(format!("s{d:02}/page.md")), format!("# Section {d}\n").as_bytes());
@@ -732,11 +711,9 @@ fn packed_trees_travel_through_a_file_remote() {
     }
     write_project(&a, &url);
     write_project(&b, &url);
-    a.run(&["build"]).ok();
-    a.run(&["push"]).ok();
+    build_push_and_share_lock(&a, &b);
     let pushed = files(&remote).into_keys().filter(|k| k.starts_with("trees/")).count();
     assert!(pushed > 80, "the packed trees are on the remote: {pushed}");
-    copy_lock(&a, &b);
     b.run(&["build", "--locked"]).ok();
     assert_b_matches_a(&a, &b, |args| b.run(args));
     assert_eq!(fs::read_to_string(b.project.join(".memory/httpx/s79/page.md")).unwrap(), "# Section 79\n");
@@ -751,16 +728,8 @@ fn packed_trees_travel_through_a_file_remote() {
 /// 11-byte blob's key are each refused before they are read, naming the object.
 #[test]
 fn remote_reads_refuse_special_files_and_stop_at_the_size_cap() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let TwoMachines { a, b, remote, .. } = pushed(2);
     let guard = common::Sentinel::new(&b);
-    let remote = a.root.join("remote");
-    let url = format!("file://{}", remote.display());
-    fill_store_a(&a, 2);
-    write_project(&a, &url);
-    write_project(&b, &url);
-    a.run(&["build"]).ok();
-    a.run(&["push"]).ok();
-    copy_lock(&a, &b);
     let keys = files(&remote).into_keys().collect::<Vec<_>>();
     let blob = keys.iter().find(|k| k.starts_with("blobs/")).unwrap();
     let tree = keys.iter().find(|k| k.starts_with("trees/")).unwrap();

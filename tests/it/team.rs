@@ -6,7 +6,7 @@ use crate::common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{Run, TestEnv, git};
+use common::{Run, TestEnv, TwoMachines, copy_project_files, git};
 
 /// Every file under `dir` with its bytes.
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -71,9 +71,7 @@ fn memorix_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
 
 /// Developer A builds in `repo/sub` and pushes; B clones with git and runs plain `build`.
 fn team(sub: &str) {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
-    let cache = a.root.join("cache");
-    let url = format!("file://{}", cache.display());
+    let TwoMachines { a, b, url, .. } = TwoMachines::new();
     let repo = a.project.join("repo");
     git(&a.project, &["init", "-q", "repo"]);
     let proj_a = repo.join(sub);
@@ -112,12 +110,12 @@ fn a_teammates_clone_of_a_monorepo_subdirectory_project_builds_the_same_memory()
 
 #[test]
 fn without_a_substituter_missing_objects_are_named_never_a_stale_lock() {
-    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let TwoMachines { a, b, .. } = TwoMachines::new();
     fill_store(&a);
     write_project(&a.project, None);
     a.run(&["build"]).ok();
     write_project(&b.project, None);
-    fs::copy(a.project.join("memorix.lock"), b.project.join("memorix.lock")).unwrap();
+    copy_project_files(&a, &b, &["memorix.lock"]);
     for args in [&["build", "--locked"][..], &["lock", "--check"], &["status", "--check"], &["build"]] {
         let out = b.run(args).expect(2);
         assert!(out.stderr.contains("memorix::lock::objects_missing"), "{args:?}: {}", out.stderr);
@@ -185,7 +183,7 @@ fn status_lock_check_and_build_locked_agree_on_every_change() {
     {
         let b = TestEnv::new();
         write_project(&b.project, substituter);
-        fs::copy(p("memorix.lock"), b.project.join("memorix.lock")).unwrap();
+        copy_project_files(&env, &b, &["memorix.lock"]);
         rows.push((name, verdicts(&b, &b.project)));
     }
     let table: String =

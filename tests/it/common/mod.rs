@@ -182,6 +182,42 @@ impl TestEnv {
     }
 }
 
+/// Two machines and a remote between them, the setup of the push, pull and substituter tests:
+/// A and B each have their own Store, project and HOME, and `remote` (a directory under A's
+/// root, made by the first push) is the `file://` remote `url` that their manifests may name.
+/// A test that takes it apart keeps `a` bound (`a: _a`) while it uses the remote: a field left
+/// out of the pattern is dropped, and A's temp root with it.
+pub struct TwoMachines {
+    pub a: TestEnv,
+    pub b: TestEnv,
+    pub remote: PathBuf,
+    pub url: String,
+}
+
+impl TwoMachines {
+    pub fn new() -> TwoMachines {
+        let (a, b) = (TestEnv::new(), TestEnv::new());
+        let remote = a.root.join("remote");
+        let url = format!("file://{}", remote.display());
+        TwoMachines { a, b, remote, url }
+    }
+}
+
+/// Copies `files` of `from`'s project (`memorix.toml`, `memorix.lock`) into `to`'s, as a
+/// commit and a clone would.
+pub fn copy_project_files(from: &TestEnv, to: &TestEnv, files: &[&str]) {
+    for f in files {
+        fs::copy(from.project.join(f), to.project.join(f)).expect("copy a project file");
+    }
+}
+
+/// `a` builds and pushes to the remote its manifest names; `b`'s project gets `a`'s lock.
+pub fn build_push_and_share_lock(a: &TestEnv, b: &TestEnv) {
+    a.run(&["build"]).ok();
+    a.run(&["push"]).ok();
+    copy_project_files(a, b, &["memorix.lock"]);
+}
+
 pub const SECRET: &str = "TOP SECRET sentinel content";
 
 /// A directory beside the project that nothing may read into the Store or write to: after a
