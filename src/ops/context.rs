@@ -151,7 +151,7 @@ impl Network {
 
 /// A developer aid: with `MEMORIX_TRACE_OPENS` set, a command ends by printing on stderr how
 /// often it read memorix.toml and memorix.lock, parsed a lock and opened the Store, so a test
-/// (tests/context.rs) can hold a build to one of each.
+/// (tests/it/context.rs) can hold a build to one of each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Trace {
     pub manifest_reads: usize,
