@@ -373,7 +373,7 @@ impl ActivationRecord {
 
     /// Whether `memory` is [intact](Self::intact) and none of its content was purged since.
     pub fn holds(&self, store: &Store, memory: &Path, look: Look) -> bool {
-        let purged = store.purged_ids();
+        let purged = store.maintenance().purged_ids();
         self.intact(memory, look) && !self.files.values().any(|p| p.blob.is_some_and(|b| purged.contains(&b)))
     }
 }
@@ -642,7 +642,7 @@ fn fill_stage<'a>(
     let tmp = stage.parent().expect("the stage lies in tmp/");
     let files: Vec<(String, Id)> = delivery.files.iter().map(|(p, (_, b))| (p.clone(), *b)).collect();
     // Content `memorix purge` erased is gone from the Store; its files are left out.
-    let erased = store.purged_ids();
+    let erased = store.maintenance().purged_ids();
     let (purged, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, b)| erased.contains(b));
     let vouched = source.previous.filter(|_| source.look == Look::Directories);
     let trimmed = match source.spare {
@@ -951,7 +951,7 @@ pub fn inspect(
     // What the activation wrote, when the record is of this environment; else what it would write.
     let record = record.filter(|r| r.environment == Some(delivery.environment));
     let written = |rel: &str| record.and_then(|r| r.files.get(rel)).and_then(|p| p.written);
-    let erased = store.purged_ids();
+    let erased = store.maintenance().purged_ids();
     let mut drift = Drift::default();
     let mut seen = std::collections::BTreeSet::new();
     let mut stack = vec![memory.to_path_buf()];

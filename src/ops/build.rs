@@ -18,6 +18,7 @@ use crate::profile::Profile;
 use crate::remote::transfer::FetchReport;
 use crate::resolve::{CheckReport, Refresh, Resolution};
 use crate::store::generation::now_rfc3339;
+use crate::store::maintenance::Maintenance;
 use crate::store::quest::{self, QuestKind, ResolveRecord};
 use crate::store::{Store, Writer, fsutil};
 pub use crate::view::artifacts::HookFailure;
@@ -288,7 +289,7 @@ pub fn build(ctx: &mut Context, req: &BuildRequest) -> Result<BuildOutcome> {
     let store_existed = ctx.existing_store().is_ok_and(|s| s.is_some());
     let store = ctx.store_or_create()?;
     let writer = store.writer(ctx.progress)?;
-    writer.heal_latest()?;
+    writer.maintenance().heal_latest()?;
     let (resolution, mut outcome) = match resolve(ctx, &writer, req)? {
         Ok(resolved) => resolved,
         Err(refused) => return Ok(refused),
@@ -636,7 +637,7 @@ fn inputs_stamp(ctx: &Context) -> Result<String> {
     add(env!("CARGO_PKG_VERSION").as_bytes());
     add(ctx.store_root().as_os_str().as_encoded_bytes());
     // A purge since the last build: what it delivered may hold erased content.
-    add(&Store::purge_count(ctx.store_root()).to_le_bytes());
+    add(&Maintenance::purge_count(ctx.store_root()).to_le_bytes());
     add(project.manifest_text.as_bytes());
     let mut stat = |path: &Path| {
         let s = std::fs::metadata(path)

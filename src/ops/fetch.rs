@@ -179,7 +179,7 @@ pub fn fetch(ctx: &mut Context, libraries: &[String]) -> Result<Vec<Fetched>> {
     let ctx = &*ctx;
     let project = ctx.project()?;
     let writer = ctx.writer()?;
-    writer.heal_latest()?;
+    writer.maintenance().heal_latest()?;
     let only: BTreeSet<String> = libraries.iter().cloned().collect();
     let requests = wanted(&project.manifest, Some(writer.store), project.clean_lock()?, Some(&only));
     let mut fetching = fetch_requests(ctx, &project.manifest, &writer, requests)?;

@@ -84,7 +84,7 @@ pub fn lock(ctx: &mut Context) -> Result<LockOutcome> {
     let _project_lock = ctx.lock_project()?;
     let ctx = &*ctx;
     let writer = ctx.writer()?;
-    writer.heal_latest()?;
+    writer.maintenance().heal_latest()?;
     let (resolution, outcome) = lock_with(ctx, &writer, &Refresh::Nothing)?;
     writer.record_project(&ctx.project()?.roots(&resolution.lock)?)?;
     Ok(outcome)

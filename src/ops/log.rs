@@ -7,7 +7,7 @@ use super::error::Result;
 use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
 use crate::store::Store;
 use crate::store::diff::{Change, ChangeKind, diff_trees};
-use crate::store::generation::GenSummary;
+pub use crate::store::generation::GenSummary;
 
 #[derive(Debug, Serialize)]
 pub struct LogEntry {

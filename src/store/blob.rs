@@ -52,13 +52,13 @@ impl Writer<'_> {
 
     /// Stores the content of the regular file at `path`, streaming large files so memory use
     /// stays flat whatever the size. `len` is its size from a `stat` the caller already made.
-    pub fn put_blob_file(&self, path: &Path, len: u64) -> Result<Id> {
+    pub(super) fn put_blob_file(&self, path: &Path, len: u64) -> Result<Id> {
         let file = File::open(path).map_err(Error::io("open", path))?;
         self.put_blob_open(file, path, len)
     }
 
     /// Like [`Writer::put_blob_file`] for a file already open.
-    pub fn put_blob_open(&self, mut file: File, path: &Path, len: u64) -> Result<Id> {
+    pub(super) fn put_blob_open(&self, mut file: File, path: &Path, len: u64) -> Result<Id> {
         if len <= IN_MEMORY_LIMIT {
             // Reading through `Take` skips the `fstat` and `lseek` that `File::read_to_end`
             // makes for its size hint; a file that grew since the stat is still read whole.
@@ -84,7 +84,7 @@ impl Writer<'_> {
     }
 
     /// Streams `reader` into a blob; `what` names the source in errors.
-    pub fn put_blob_reader(&self, reader: &mut dyn Read, what: &Path) -> Result<Id> {
+    pub(super) fn put_blob_reader(&self, reader: &mut dyn Read, what: &Path) -> Result<Id> {
         let tmp = super::fsutil::temp_path(&self.store.tmp_dir(), what);
         let mut out = super::fsutil::create_with_mode(&tmp, 0o444).map_err(Error::io("create", &tmp))?;
         let streamed = stream(reader, &mut out, what, &tmp);

@@ -188,7 +188,7 @@ impl<'a> Stored<'a> {
 }
 
 impl Store {
-    pub fn derivation_dir(&self, id: &Id) -> std::path::PathBuf {
+    pub(super) fn derivation_dir(&self, id: &Id) -> std::path::PathBuf {
         object_dir(self, "derivations", id)
     }
 

@@ -43,7 +43,7 @@ impl EnvironmentRecord {
 }
 
 impl Store {
-    pub fn environment_dir(&self, id: &Id) -> std::path::PathBuf {
+    pub(super) fn environment_dir(&self, id: &Id) -> std::path::PathBuf {
         object_dir(self, "environments", id)
     }
 

@@ -161,7 +161,7 @@ impl Store {
         Ok(out)
     }
 
-    pub fn derivations_matching(&self, prefix: &IdPrefix) -> Result<Vec<Id>> {
+    pub(super) fn derivations_matching(&self, prefix: &IdPrefix) -> Result<Vec<Id>> {
         ids_in(&self.root().join("derivations").join(&prefix.as_hex()[..2]), prefix, "")
     }
 

@@ -164,7 +164,7 @@ pub struct Packs {
 }
 
 impl Store {
-    pub fn packs_dir(&self) -> PathBuf {
+    pub(super) fn packs_dir(&self) -> PathBuf {
         self.root().join("packs")
     }
 
@@ -204,7 +204,7 @@ impl Store {
     }
 
     /// The paths of `packs/*.pack`, sorted.
-    pub fn pack_files(&self) -> Result<Vec<PathBuf>> {
+    pub(super) fn pack_files(&self) -> Result<Vec<PathBuf>> {
         let dir = self.packs_dir();
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,

@@ -308,7 +308,7 @@ impl Writer<'_> {
     /// Marks stale the quests whose current resolve reads one of `changes` (paths in `kind`,
     /// plus version-tagged `tagged` paths). Reads only the quests the reverse index names for
     /// the changed paths' prefixes.
-    pub fn mark_stale(&self, kind: Kind, changes: &[Change], tagged: &[StorePath]) -> Result<QuestIo> {
+    pub(super) fn mark_stale(&self, kind: Kind, changes: &[Change], tagged: &[StorePath]) -> Result<QuestIo> {
         let mut io = QuestIo::default();
         if !self.store.reverse_path(kind, &StorePath::root()).parent().is_some_and(Path::is_dir) {
             return Ok(io); // no quest reads this kind

@@ -56,7 +56,7 @@ impl Store {
 
     /// Every recorded project, sorted by directory; unreadable records are skipped (they are
     /// rewritten by the project's next build).
-    pub fn project_roots(&self) -> Result<Vec<ProjectRoots>> {
+    pub(super) fn project_roots(&self) -> Result<Vec<ProjectRoots>> {
         let dir = self.roots_dir();
         let Ok(entries) = fs::read_dir(&dir) else { return Ok(Vec::new()) };
         let mut out: Vec<ProjectRoots> = entries
