@@ -134,15 +134,16 @@ impl Delivery {
         m: Option<&Manifest>,
         generation: u64,
     ) -> Result<Delivery> {
-        let record = store.read_environment(&environment)?;
+        let record = store.records().read_environment(&environment)?;
         let files = store
+            .records()
             .environment_files(&record)?
             .into_iter()
             .map(|(p, (mount, blob))| (p.to_string(), (mount.to_string(), blob)))
             .collect();
         let mut mounts = Vec::new();
         for (path, id) in &record.mounts {
-            let provenance = store.read_derivation(id)?.provenance;
+            let provenance = store.records().read_derivation(id)?.provenance;
             mounts.push(match m {
                 Some(m) => mount_info(store, m, path.as_str(), id, &provenance),
                 None => MountInfo {
@@ -981,7 +982,7 @@ pub fn inspect(
                 continue;
             };
             let ok = match mode {
-                Mode::Symlink => fs::read_link(&path).ok() == Some(store.blob_path(blob)),
+                Mode::Symlink => fs::read_link(&path).ok() == Some(store.objects().blob_path(blob)),
                 _ => meta.is_file() && hash_file(&path).ok().as_ref() == Some(blob),
             };
             if erased.contains(blob) {
@@ -1002,7 +1003,7 @@ pub fn inspect(
 /// Places one blob as a read-only file by `mode`; a file of its own (a copy or a clone) comes
 /// with its (size, mtime, inode), read from the open file, for the activation record.
 fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<Option<(u64, i64, u64)>> {
-    let src_path = store.blob_path(blob);
+    let src_path = store.objects().blob_path(blob);
     match mode {
         Mode::Hardlink => {
             return fs::hard_link(&src_path, dest)
@@ -1017,7 +1018,7 @@ fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<Option<(u6
         Mode::Auto | Mode::Copy | Mode::Reflink => {}
     }
     static NO_REFLINK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let src = store.open_blob(blob)?;
+    let src = store.objects().open_blob(blob)?;
     let out = fsutil::create_with_mode(dest, 0o444).map_err(Error::io("create", dest))?;
     // One refusal says the file system cannot reflink; do not ask again for every file.
     let try_clone = mode == Mode::Reflink

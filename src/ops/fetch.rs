@@ -251,7 +251,9 @@ fn lacks(
     entry: Option<&LockedLocator>,
 ) -> bool {
     if let Some(e) = entry {
-        return e.fetched.is_some() && e.kind == EntryKind::Tree && !store.is_some_and(|s| s.has_tree(&e.id));
+        return e.fetched.is_some()
+            && e.kind == EntryKind::Tree
+            && !store.is_some_and(|s| s.objects().has_tree(&e.id));
     }
     let scheme = Some(pin.ecosystem.scheme());
     store.is_none_or(|s| {

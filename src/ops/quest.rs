@@ -8,7 +8,7 @@ use crate::model::IdPrefix;
 pub use crate::store::quest::Quest;
 
 pub fn list(ctx: &Context) -> Result<Vec<Quest>> {
-    Ok(ctx.store()?.all_quests()?)
+    Ok(ctx.store()?.records().all_quests()?)
 }
 
 pub fn show(ctx: &Context, id: &str) -> Result<Quest> {

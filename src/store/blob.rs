@@ -16,11 +16,11 @@ const IN_MEMORY_LIMIT: u64 = 4 << 20;
 const STREAM_BUFFER: usize = 1 << 20;
 
 impl Store {
-    pub fn has_blob(&self, id: &Id) -> bool {
+    pub(super) fn has_blob(&self, id: &Id) -> bool {
         fs::symlink_metadata(self.blob_path(id)).is_ok()
     }
 
-    pub fn open_blob(&self, id: &Id) -> Result<File> {
+    pub(super) fn open_blob(&self, id: &Id) -> Result<File> {
         let path = self.blob_path(id);
         super::fsutil::open_object(&path).map_err(|e| self.blob_error(id, &path, e))
     }
@@ -40,7 +40,7 @@ impl Store {
 
 impl Writer<'_> {
     /// Stores `bytes` as a blob (a no-op when it is already there).
-    pub fn put_blob_bytes(&self, bytes: &[u8]) -> Result<Id> {
+    pub(super) fn put_blob_bytes(&self, bytes: &[u8]) -> Result<Id> {
         let id = Id::of_bytes(bytes);
         let dest = self.store.blob_path(&id);
         if fs::symlink_metadata(&dest).is_err() {
@@ -71,7 +71,7 @@ impl Writer<'_> {
 
     /// Takes a downloaded file that hashes to `id` (checked by the caller) as that blob:
     /// renamed into place, never copied.
-    pub fn adopt_blob(&self, tmp: &Path, id: &Id, len: u64) -> Result<()> {
+    pub(super) fn adopt_blob(&self, tmp: &Path, id: &Id, len: u64) -> Result<()> {
         let dest = self.store.blob_path(id);
         if fs::symlink_metadata(&dest).is_ok() {
             let _ = fs::remove_file(tmp);

@@ -88,7 +88,7 @@ pub struct GenRef {
 }
 
 impl Store {
-    pub fn read_generation(&self, kind: Kind, id: &Id) -> Result<Generation> {
+    pub(super) fn read_generation(&self, kind: Kind, id: &Id) -> Result<Generation> {
         let path = self.generation_path(kind, id);
         let bytes = super::fsutil::read_object(&path)
             .map_err(|e| super::fsutil::object_error("generation", id, &path, e))?;
@@ -105,7 +105,7 @@ impl Store {
     }
 
     /// The generation `refs/<kind>/latest` names, if the kind has any.
-    pub fn latest(&self, kind: Kind) -> Result<Option<GenRef>> {
+    pub(super) fn latest(&self, kind: Kind) -> Result<Option<GenRef>> {
         self.read_pointer(kind, &self.ref_path(kind), "ref")
     }
 
@@ -188,13 +188,13 @@ impl Store {
     }
 
     /// The generation chain of `kind`, newest first.
-    pub fn history(&self, kind: Kind) -> Result<Vec<GenRef>> {
+    pub(super) fn history(&self, kind: Kind) -> Result<Vec<GenRef>> {
         self.walk_history(kind)?.collect()
     }
 
     /// The generation chain of `kind`, newest first, each generation read only when the walk
     /// reaches it: a command that shows the newest few reads no more.
-    pub fn walk_history(&self, kind: Kind) -> Result<History<'_>> {
+    pub(super) fn walk_history(&self, kind: Kind) -> Result<History<'_>> {
         Ok(History { store: self, kind, next: self.latest(kind)?.map(Ok) })
     }
 }
@@ -244,7 +244,7 @@ impl Writer<'_> {
 
     /// Writes a generation fetched from another store, without a seq index entry: its seq
     /// numbers that store's history, not this one's (so `@gN` here never names it).
-    pub fn put_substituted_generation(&self, id: &Id, generation: &Generation) -> Result<()> {
+    pub(super) fn put_substituted_generation(&self, id: &Id, generation: &Generation) -> Result<()> {
         let path = self.store.generation_path(generation.kind, id);
         super::fsutil::create_dir(path.parent().expect("generations live in a directory"))?;
         Ok(super::fsutil::write_atomic_mode(

@@ -18,9 +18,11 @@ pub mod lock;
 pub mod maintenance;
 pub mod memo;
 mod objdir;
+pub mod objects;
 pub mod pack;
 pub mod purge;
 pub mod quest;
+pub mod records;
 pub mod roots;
 pub mod source;
 pub mod statcache;
@@ -161,7 +163,7 @@ impl Store {
         self.root.join("tmp")
     }
 
-    pub fn blob_path(&self, id: &Id) -> PathBuf {
+    fn blob_path(&self, id: &Id) -> PathBuf {
         let hex = id.hex();
         self.root.join("blobs").join(&hex[..2]).join(hex)
     }
@@ -175,7 +177,7 @@ impl Store {
         self.generations_dir(kind).join(format!("{}.json", id.hex()))
     }
 
-    pub fn generations_dir(&self, kind: Kind) -> PathBuf {
+    fn generations_dir(&self, kind: Kind) -> PathBuf {
         self.root.join("generations").join(kind.as_str())
     }
 

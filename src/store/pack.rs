@@ -233,7 +233,7 @@ impl Store {
     }
 
     /// The ids of every packed tree (for `push --all`); only the indexes are read.
-    pub fn packed_tree_ids(&self) -> Result<Vec<Id>> {
+    pub(super) fn packed_tree_ids(&self) -> Result<Vec<Id>> {
         let mut out = Vec::new();
         for pack in self.packs()?.iter() {
             for b in 0..=255u8 {

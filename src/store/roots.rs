@@ -70,7 +70,7 @@ impl Store {
 
 impl Writer<'_> {
     /// Records what a project needs (replacing its previous record) when it changed.
-    pub fn record_project(&self, roots: &ProjectRoots) -> Result<()> {
+    pub(super) fn record_project(&self, roots: &ProjectRoots) -> Result<()> {
         let path = self.store.roots_path(&roots.project);
         let bytes = serde_json::to_vec_pretty(roots).expect("roots serialize");
         if fsutil::read_object(&path).ok().as_deref() == Some(bytes.as_slice()) {

@@ -75,7 +75,7 @@ impl Store {
     }
 
     /// The version index of `kind`, rebuilt from the generations when the cache is behind.
-    pub fn versions(&self, kind: Kind) -> Result<VersionIndex> {
+    pub(super) fn versions(&self, kind: Kind) -> Result<VersionIndex> {
         let tip = self.latest(kind)?.map(|g| g.id);
         let cached: Option<VersionIndex> = fsutil::read_object(&self.version_index_path(kind))
             .ok()
