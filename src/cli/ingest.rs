@@ -4,9 +4,8 @@ use super::Context;
 use super::render::{self, Text};
 use crate::model::Locator;
 use crate::ops::error::Result;
+use crate::ops::ingest::{ChangeKind, VersionLabel};
 use crate::ops::ingest::{IngestRequest, ingest};
-use crate::store::diff::ChangeKind;
-use crate::store::ingest::VersionLabel;
 
 /// Add files to the Store as a new generation of one typed tree
 ///

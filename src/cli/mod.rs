@@ -38,7 +38,6 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::diagnostics::FromIo;
 use crate::ops::error::{Error, Result};
-use crate::store::Store;
 
 /// Project memory for AI coding agents, built like packages.
 ///
@@ -218,7 +217,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
     let cwd = std::env::current_dir().map_err(Error::io("read the working directory", Path::new(".")))?;
     let ctx = Context {
         cwd,
-        store: cli.store.clone().unwrap_or_else(Store::default_location),
+        store: cli.store.clone().unwrap_or_else(crate::ops::Context::default_store_root),
         store_chosen: cli.store.is_some(),
         json: cli.json,
         progress: render::Terminal { bars: std::io::stderr().is_terminal() && !cli.quiet },

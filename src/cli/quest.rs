@@ -2,7 +2,7 @@ use super::Context;
 use super::render::{self, Text};
 use crate::ops::error::Result;
 use crate::ops::quest;
-use crate::store::quest::Quest;
+use crate::ops::quest::Quest;
 
 /// Find views by intent: quests record why each derivation and environment was built
 ///

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use crate::diagnostics::FromIo;
 use crate::ops::error::{Error, Result};
+use crate::ops::log::GenSummary;
 use crate::progress::{Progress, Silent, Task};
-use crate::store::generation::GenSummary;
 
 /// Text for stdout, assembled in memory and printed at once.
 #[derive(Default)]

@@ -134,15 +134,16 @@ impl Delivery {
         m: Option<&Manifest>,
         generation: u64,
     ) -> Result<Delivery> {
-        let record = store.read_environment(&environment)?;
+        let record = store.records().read_environment(&environment)?;
         let files = store
+            .records()
             .environment_files(&record)?
             .into_iter()
             .map(|(p, (mount, blob))| (p.to_string(), (mount.to_string(), blob)))
             .collect();
         let mut mounts = Vec::new();
         for (path, id) in &record.mounts {
-            let provenance = store.read_derivation(id)?.provenance;
+            let provenance = store.records().read_derivation(id)?.provenance;
             mounts.push(match m {
                 Some(m) => mount_info(store, m, path.as_str(), id, &provenance),
                 None => MountInfo {
@@ -373,7 +374,7 @@ impl ActivationRecord {
 
     /// Whether `memory` is [intact](Self::intact) and none of its content was purged since.
     pub fn holds(&self, store: &Store, memory: &Path, look: Look) -> bool {
-        let purged = store.purged_ids();
+        let purged = store.maintenance().purged_ids();
         self.intact(memory, look) && !self.files.values().any(|p| p.blob.is_some_and(|b| purged.contains(&b)))
     }
 }
@@ -642,7 +643,7 @@ fn fill_stage<'a>(
     let tmp = stage.parent().expect("the stage lies in tmp/");
     let files: Vec<(String, Id)> = delivery.files.iter().map(|(p, (_, b))| (p.clone(), *b)).collect();
     // Content `memorix purge` erased is gone from the Store; its files are left out.
-    let erased = store.purged_ids();
+    let erased = store.maintenance().purged_ids();
     let (purged, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, b)| erased.contains(b));
     let vouched = source.previous.filter(|_| source.look == Look::Directories);
     let trimmed = match source.spare {
@@ -951,7 +952,7 @@ pub fn inspect(
     // What the activation wrote, when the record is of this environment; else what it would write.
     let record = record.filter(|r| r.environment == Some(delivery.environment));
     let written = |rel: &str| record.and_then(|r| r.files.get(rel)).and_then(|p| p.written);
-    let erased = store.purged_ids();
+    let erased = store.maintenance().purged_ids();
     let mut drift = Drift::default();
     let mut seen = std::collections::BTreeSet::new();
     let mut stack = vec![memory.to_path_buf()];
@@ -981,7 +982,7 @@ pub fn inspect(
                 continue;
             };
             let ok = match mode {
-                Mode::Symlink => fs::read_link(&path).ok() == Some(store.blob_path(blob)),
+                Mode::Symlink => fs::read_link(&path).ok() == Some(store.objects().blob_path(blob)),
                 _ => meta.is_file() && hash_file(&path).ok().as_ref() == Some(blob),
             };
             if erased.contains(blob) {
@@ -1002,7 +1003,7 @@ pub fn inspect(
 /// Places one blob as a read-only file by `mode`; a file of its own (a copy or a clone) comes
 /// with its (size, mtime, inode), read from the open file, for the activation record.
 fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<Option<(u64, i64, u64)>> {
-    let src_path = store.blob_path(blob);
+    let src_path = store.objects().blob_path(blob);
     match mode {
         Mode::Hardlink => {
             return fs::hard_link(&src_path, dest)
@@ -1017,7 +1018,7 @@ fn place(store: &Store, blob: &Id, dest: &Path, mode: Mode) -> Result<Option<(u6
         Mode::Auto | Mode::Copy | Mode::Reflink => {}
     }
     static NO_REFLINK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let src = store.open_blob(blob)?;
+    let src = store.objects().open_blob(blob)?;
     let out = fsutil::create_with_mode(dest, 0o444).map_err(Error::io("create", dest))?;
     // One refusal says the file system cannot reflink; do not ask again for every file.
     let try_clone = mode == Mode::Reflink

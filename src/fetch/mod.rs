@@ -356,7 +356,7 @@ fn stage(writer: &Writer, req: &Request, mut ready: Ready) -> Result<Staged> {
         }
         .into());
     }
-    files.par_iter().try_for_each(|(_, bytes)| writer.put_blob_bytes(bytes).map(|_| ()))?;
+    files.par_iter().try_for_each(|(_, bytes)| writer.objects().put_blob_bytes(bytes).map(|_| ()))?;
     ready.kept = files.len();
     Ok(Staged { ready, dir, tree })
 }
@@ -380,7 +380,7 @@ fn ingest_all(
             artifact: st.ready.cand.file.clone(),
             hash: st.ready.hash.to_string(),
         };
-        writer.record_fetched(&st.tree, &record)?;
+        writer.records().record_fetched(&st.tree, &record)?;
     }
     crate::fault::point("fetch.recorded");
     let mut by_kind: std::collections::BTreeMap<crate::model::Kind, Vec<usize>> = Default::default();

@@ -106,7 +106,7 @@ fn stdin_lock() -> Result<File> {
 pub fn fill_spares(ctx: &Context) -> Result<()> {
     let store = ctx.store()?;
     let writer = store.writer_inherited(stdin_lock()?)?;
-    writer.fill_spares()?;
+    writer.maintenance().fill_spares()?;
     writer.end_filling();
     Ok(())
 }

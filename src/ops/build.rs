@@ -18,6 +18,7 @@ use crate::profile::Profile;
 use crate::remote::transfer::FetchReport;
 use crate::resolve::{CheckReport, Refresh, Resolution};
 use crate::store::generation::now_rfc3339;
+use crate::store::maintenance::Maintenance;
 use crate::store::quest::{self, QuestKind, ResolveRecord};
 use crate::store::{Store, Writer, fsutil};
 pub use crate::view::artifacts::HookFailure;
@@ -288,7 +289,7 @@ pub fn build(ctx: &mut Context, req: &BuildRequest) -> Result<BuildOutcome> {
     let store_existed = ctx.existing_store().is_ok_and(|s| s.is_some());
     let store = ctx.store_or_create()?;
     let writer = store.writer(ctx.progress)?;
-    writer.heal_latest()?;
+    writer.maintenance().heal_latest()?;
     let (resolution, mut outcome) = match resolve(ctx, &writer, req)? {
         Ok(resolved) => resolved,
         Err(refused) => return Ok(refused),
@@ -299,7 +300,7 @@ pub fn build(ctx: &mut Context, req: &BuildRequest) -> Result<BuildOutcome> {
     outcome.artifact_failures = std::mem::take(&mut hooks.failures);
     crate::fault::point("build.derivations");
     let (env_id, environment_new) = realise_environment(&writer, m, &resolution.environment)?;
-    writer.record_project(&project.roots(&resolution.lock)?)?;
+    writer.records().record_project(&project.roots(&resolution.lock)?)?;
     writer.sync()?;
     crate::fault::point("build.synced");
     // memorix.lock as this build leaves it (the stamp hashes it): as read, or as written.
@@ -389,9 +390,9 @@ fn realise_derivations(
     let time = now_rfc3339();
     let mut built = Vec::new();
     for (mount, plan) in m.mounts.iter().zip(plans) {
-        let (id, new) = writer.put_derivation(&plan.record())?;
+        let (id, new) = writer.records().put_derivation(&plan.record())?;
         crate::view::artifacts::ensure(writer, &id, plan, &m.artifacts, hooks)?;
-        let q = writer.record_resolve(ResolveRecord {
+        let q = writer.records().record_resolve(ResolveRecord {
             kind: QuestKind::Derivation,
             selection: vec![crate::view::selection(mount, false)],
             intent: mount.intent.as_deref(),
@@ -400,7 +401,7 @@ fn realise_derivations(
             current: id,
             time: &time,
         })?;
-        writer.index_quest(&q, &mount.select)?;
+        writer.records().index_quest(&q, &mount.select)?;
         built.push(BuiltDerivation { mount: mount.path.to_string(), id, new, quest: q });
     }
     Ok(built)
@@ -408,9 +409,9 @@ fn realise_derivations(
 
 /// Stores the environment and its quest; returns its id and whether it was new.
 fn realise_environment(writer: &Writer, m: &Manifest, plan: &EnvironmentPlan) -> Result<(Id, bool)> {
-    let (env_id, new) = writer.put_environment(&plan.record())?;
+    let (env_id, new) = writer.records().put_environment(&plan.record())?;
     crate::fault::point("build.environment");
-    let env_quest = writer.record_resolve(ResolveRecord {
+    let env_quest = writer.records().record_resolve(ResolveRecord {
         kind: QuestKind::Environment,
         selection: m.mounts.iter().map(|x| crate::view::selection(x, true)).collect(),
         intent: m.intent.as_deref(),
@@ -420,7 +421,7 @@ fn realise_environment(writer: &Writer, m: &Manifest, plan: &EnvironmentPlan) ->
         time: &now_rfc3339(),
     })?;
     for mount in &m.mounts {
-        writer.index_quest(&env_quest, &mount.select)?;
+        writer.records().index_quest(&env_quest, &mount.select)?;
     }
     Ok((env_id, new))
 }
@@ -636,7 +637,7 @@ fn inputs_stamp(ctx: &Context) -> Result<String> {
     add(env!("CARGO_PKG_VERSION").as_bytes());
     add(ctx.store_root().as_os_str().as_encoded_bytes());
     // A purge since the last build: what it delivered may hold erased content.
-    add(&Store::purge_count(ctx.store_root()).to_le_bytes());
+    add(&Maintenance::purge_count(ctx.store_root()).to_le_bytes());
     add(project.manifest_text.as_bytes());
     let mut stat = |path: &Path| {
         let s = std::fs::metadata(path)

@@ -12,8 +12,9 @@ pub fn cat(ctx: &Context, locator: &Locator) -> Result<File> {
     let found = store.locate(locator)?;
     if found.kind == EntryKind::Tree {
         let dir = format!("{}/{}", locator.kind, locator.path).trim_end_matches('/').to_string() + "/";
-        let first = store.walk_files(&found.id)?.into_iter().next().map(|(p, _)| format!("{dir}{p}"));
+        let first =
+            store.objects().walk_files(&found.id)?.into_iter().next().map(|(p, _)| format!("{dir}{p}"));
         return Err(Error::IsDirectory { dir, first });
     }
-    Ok(store.open_blob(&found.id)?)
+    Ok(store.objects().open_blob(&found.id)?)
 }

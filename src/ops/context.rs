@@ -67,6 +67,11 @@ impl<'p> Context<'p> {
         self.project.take();
     }
 
+    /// Where the Store is when neither `--store` nor `MEMORIX_STORE` names it.
+    pub fn default_store_root() -> PathBuf {
+        Store::default_location()
+    }
+
     /// The Store, which must exist.
     pub fn store(&self) -> Result<&Store> {
         if let Some(s) = self.store.get() {

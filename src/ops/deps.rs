@@ -411,7 +411,7 @@ fn fetch_planned(
     let _project_lock = ctx.lock_project()?;
     let ctx = &*ctx;
     let writer = ctx.writer()?;
-    writer.heal_latest()?;
+    writer.maintenance().heal_latest()?;
     let pins = PinSource::new(&trial);
     let mut by_pin: BTreeMap<(String, String), Vec<&str>> = BTreeMap::new();
     for dep in planned.iter_mut() {

@@ -44,7 +44,7 @@ pub fn explain(ctx: &Context, path: &str) -> Result<Explanation> {
     let profile = Profile::load(&project.state_dir)?;
     let binding = profile.current().ok_or(Error::NoActiveEnvironment)?;
     let store = ctx.store()?;
-    let env = store.read_environment(&binding.environment)?;
+    let env = store.records().read_environment(&binding.environment)?;
     let mut decisions: Vec<Decision> =
         env.decisions.iter().filter(|d| d.path == rel.as_str()).cloned().collect();
     let forced_mount = decisions.first().map(|d| d.winner.clone());
@@ -56,7 +56,7 @@ pub fn explain(ctx: &Context, path: &str) -> Result<Explanation> {
             continue;
         }
         let Some(inner) = rel.strip_prefix(mount).filter(|inner| !inner.is_root()) else { continue };
-        let Some(entry) = store.derivation_entry(drv_id, &inner)? else { continue };
+        let Some(entry) = store.records().derivation_entry(drv_id, &inner)? else { continue };
         let origin = &entry.origin;
         decisions.extend(entry.decisions.iter().filter(|d| d.path == rel.as_str()).cloned());
         let provenance = entry.provenance.get(origin.locator);

@@ -179,7 +179,7 @@ pub fn fetch(ctx: &mut Context, libraries: &[String]) -> Result<Vec<Fetched>> {
     let ctx = &*ctx;
     let project = ctx.project()?;
     let writer = ctx.writer()?;
-    writer.heal_latest()?;
+    writer.maintenance().heal_latest()?;
     let only: BTreeSet<String> = libraries.iter().cloned().collect();
     let requests = wanted(&project.manifest, Some(writer.store), project.clean_lock()?, Some(&only));
     let mut fetching = fetch_requests(ctx, &project.manifest, &writer, requests)?;
@@ -251,7 +251,9 @@ fn lacks(
     entry: Option<&LockedLocator>,
 ) -> bool {
     if let Some(e) = entry {
-        return e.fetched.is_some() && e.kind == EntryKind::Tree && !store.is_some_and(|s| s.has_tree(&e.id));
+        return e.fetched.is_some()
+            && e.kind == EntryKind::Tree
+            && !store.is_some_and(|s| s.objects().has_tree(&e.id));
     }
     let scheme = Some(pin.ecosystem.scheme());
     store.is_none_or(|s| {

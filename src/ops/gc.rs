@@ -12,9 +12,9 @@ use crate::store::purge::{PurgeRecord, PurgeTarget};
 pub fn gc(ctx: &Context, dry_run: bool) -> Result<GcOutcome> {
     let store = ctx.store()?;
     if dry_run {
-        return Ok(store.garbage()?);
+        return Ok(store.maintenance().garbage()?);
     }
-    Ok(store.writer(ctx.progress)?.collect_garbage()?)
+    Ok(store.writer(ctx.progress)?.maintenance().collect_garbage()?)
 }
 
 #[derive(Debug, Serialize)]
@@ -36,13 +36,13 @@ pub fn purge(ctx: &Context, target: &str, yes: bool) -> Result<PurgeOutcome> {
         Some(prefix) => PurgeTarget::Blob(prefix),
         None => PurgeTarget::Path(Locator::parse_place(target)?),
     };
-    let blobs = store.purge_candidates(&what)?;
+    let blobs = store.maintenance().purge_candidates(&what)?;
     if blobs.is_empty() {
         return Err(Error::NothingToPurge { target: target.to_string() });
     }
     if !yes {
         return Ok(PurgeOutcome { erased: false, blobs, links: 0 });
     }
-    let links = writer.purge(&blobs)?;
+    let links = writer.maintenance().purge(&blobs)?;
     Ok(PurgeOutcome { erased: true, blobs, links })
 }

@@ -66,7 +66,10 @@ pub(crate) fn ensure_locked_git(ctx: &Context, writer: &Writer, lock: &Lockfile)
         let key = g.key();
         let Some(held) = lock.sources.get(&key).filter(|l| git_origin_matches(l, g)) else { continue };
         let Some(commit) = &held.commit else { continue };
-        if ctx.net.offline || writer.store.has_tree(&held.hash) || writer.store.has_blob(&held.hash) {
+        if ctx.net.offline
+            || writer.store.objects().has_tree(&held.hash)
+            || writer.store.objects().has_blob(&held.hash)
+        {
             continue;
         }
         let taken = take(ctx, writer, &cache, g, commit)?;

@@ -81,7 +81,7 @@ fn count_reads(ctx: &Context, env: &Id) -> Result<()> {
     let dir = quest::project_key(&m.dir);
     let mut ids = vec![(crate::view::environment_quest(m), String::new())];
     ids.extend(m.mounts.iter().map(|x| (crate::view::derivation_quest(x), x.path.to_string())));
-    let record = store.read_environment(env)?;
+    let record = store.records().read_environment(env)?;
     for (id, mount) in ids {
         let current = if mount.is_empty() {
             Some(*env)
@@ -89,7 +89,7 @@ fn count_reads(ctx: &Context, env: &Id) -> Result<()> {
             record.mounts.iter().find(|(p, _)| p.as_str() == mount).map(|(_, d)| *d)
         };
         if let Some(current) = current {
-            writer.count_read(&id, &dir, &mount, &current)?;
+            writer.records().count_read(&id, &dir, &mount, &current)?;
         }
     }
     Ok(())
@@ -141,7 +141,7 @@ pub fn checkout(ctx: &Context, env: &str, dir: &Path) -> Result<(Id, usize)> {
 }
 
 fn files_of(store: &Store, id: &Id) -> Result<EnvFiles> {
-    Ok(store.environment_files(&store.read_environment(id)?)?)
+    Ok(store.records().environment_files(&store.records().read_environment(id)?)?)
 }
 
 #[derive(Debug, Serialize)]
@@ -165,7 +165,13 @@ pub fn diff(ctx: &Context, a: &str, b: &str) -> Result<EnvDiff> {
     };
     let (x, y) = (blobs(files_of(store, &from)?), blobs(files_of(store, &to)?));
     let mounts_of = |id: &Id| -> Result<BTreeMap<String, Id>> {
-        Ok(store.read_environment(id)?.mounts.into_iter().map(|(p, d)| (p.to_string(), d)).collect())
+        Ok(store
+            .records()
+            .read_environment(id)?
+            .mounts
+            .into_iter()
+            .map(|(p, d)| (p.to_string(), d))
+            .collect())
     };
     let (mx, my) = (mounts_of(&from)?, mounts_of(&to)?);
     let mut names: Vec<&String> = mx.keys().chain(my.keys()).collect();

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use super::context::Context;
 use super::error::{Error, Result};
 use crate::model::Locator;
-use crate::store::ingest::{Ingest, IngestOutcome, VersionLabel};
+pub use crate::store::diff::ChangeKind;
+pub use crate::store::ingest::VersionLabel;
+use crate::store::ingest::{Ingest, IngestOutcome};
 use crate::store::source::{self, Layout};
 
 pub struct IngestRequest {
@@ -30,7 +32,7 @@ pub fn ingest(ctx: &Context, req: IngestRequest) -> Result<IngestOutcome> {
     }
     let store = ctx.store_or_create()?;
     let writer = store.writer(ctx.progress)?;
-    writer.heal_latest()?;
+    writer.maintenance().heal_latest()?;
     let request = Ingest {
         dest: &req.dest,
         layout,

@@ -84,9 +84,9 @@ pub fn lock(ctx: &mut Context) -> Result<LockOutcome> {
     let _project_lock = ctx.lock_project()?;
     let ctx = &*ctx;
     let writer = ctx.writer()?;
-    writer.heal_latest()?;
+    writer.maintenance().heal_latest()?;
     let (resolution, outcome) = lock_with(ctx, &writer, &Refresh::Nothing)?;
-    writer.record_project(&ctx.project()?.roots(&resolution.lock)?)?;
+    writer.records().record_project(&ctx.project()?.roots(&resolution.lock)?)?;
     Ok(outcome)
 }
 
@@ -134,7 +134,7 @@ pub(crate) fn lock_with(
             Ok(r) => r,
         };
     for (key, derivation) in &resolution.planned {
-        writer.remember_plan(key, derivation)?;
+        writer.records().remember_plan(key, derivation)?;
     }
     let written = project.write_lock(&resolution.lock, previous_text)?;
     let moved = version_moves(previous.as_ref(), &resolution.lock);

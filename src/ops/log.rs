@@ -7,7 +7,7 @@ use super::error::Result;
 use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
 use crate::store::Store;
 use crate::store::diff::{Change, ChangeKind, diff_trees};
-use crate::store::generation::GenSummary;
+pub use crate::store::generation::GenSummary;
 
 #[derive(Debug, Serialize)]
 pub struct LogEntry {
@@ -29,7 +29,7 @@ pub fn log(ctx: &Context, filter: Option<&Locator>, limit: Option<usize>) -> Res
     let mut out = Vec::new();
     for kind in kinds {
         // Read as far back as the limit reaches (and the parent of the last one shown).
-        let mut history = store.walk_history(kind)?.peekable();
+        let mut history = store.records().walk_history(kind)?.peekable();
         let mut taken = 0;
         while let Some(g) = history.next() {
             let g = g?;
@@ -69,10 +69,10 @@ fn changes_under(
         return Ok(diff_trees(store, old_root, Some(new_root), path)?);
     }
     let old = match old_root {
-        Some(r) => store.lookup(r, path)?,
+        Some(r) => store.objects().lookup(r, path)?,
         None => None,
     };
-    let new = store.lookup(new_root, path)?;
+    let new = store.objects().lookup(new_root, path)?;
     let tree = |e: Option<(EntryKind, Id)>| e.filter(|(k, _)| *k == EntryKind::Tree).map(|(_, id)| id);
     let blob = |e: Option<(EntryKind, Id)>| e.filter(|(k, _)| *k == EntryKind::Blob).map(|(_, id)| id);
     let mut out = Vec::new();

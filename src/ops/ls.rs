@@ -42,7 +42,7 @@ pub fn ls(ctx: &Context, req: &LsRequest) -> Result<LsOutcome> {
     let store = ctx.store()?;
     let found = store.locate(&req.locator)?;
     let blob_size = |id: &Id| -> Result<Option<u64>> {
-        let p = store.blob_path(id);
+        let p = store.objects().blob_path(id);
         Ok(Some(fs::metadata(&p).map_err(Error::io("stat", &p))?.len()))
     };
     let mut entries = Vec::new();
@@ -57,7 +57,7 @@ pub fn ls(ctx: &Context, req: &LsRequest) -> Result<LsOutcome> {
             });
         }
         EntryKind::Tree if req.recursive => {
-            for (path, id) in store.walk_files(&found.id)? {
+            for (path, id) in store.objects().walk_files(&found.id)? {
                 entries.push(LsEntry {
                     path: path.to_string(),
                     kind: EntryKind::Blob,
@@ -67,7 +67,7 @@ pub fn ls(ctx: &Context, req: &LsRequest) -> Result<LsOutcome> {
             }
         }
         EntryKind::Tree => {
-            for e in store.read_tree(&found.id)?.entries() {
+            for e in store.objects().read_tree(&found.id)?.entries() {
                 let (path, size) = match e.kind {
                     EntryKind::Blob => (e.name.to_string(), blob_size(&e.id)?),
                     EntryKind::Tree => (format!("{}/", e.name), None),

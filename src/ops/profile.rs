@@ -101,7 +101,7 @@ fn no_bindings() -> Error {
 
 /// The one stored environment whose id starts with `prefix`.
 pub(crate) fn store_environment(store: &Store, prefix: &IdPrefix) -> Result<Id> {
-    match store.environments_matching(prefix)?.as_slice() {
+    match store.records().environments_matching(prefix)?.as_slice() {
         [id] => Ok(*id),
         [] => Err(Error::UnknownEnvironment { prefix: prefix.to_string() }),
         many => Err(Error::AmbiguousId {

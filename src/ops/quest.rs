@@ -5,10 +5,10 @@ use serde::Serialize;
 use super::context::Context;
 use super::error::{Error, Result};
 use crate::model::IdPrefix;
-use crate::store::quest::Quest;
+pub use crate::store::quest::Quest;
 
 pub fn list(ctx: &Context) -> Result<Vec<Quest>> {
-    Ok(ctx.store()?.all_quests()?)
+    Ok(ctx.store()?.records().all_quests()?)
 }
 
 pub fn show(ctx: &Context, id: &str) -> Result<Quest> {

@@ -163,11 +163,11 @@ pub fn pull(ctx: &mut Context, remote: Option<&str>) -> Result<PullReport> {
         }
         return Err(RemoteError::Missing { remote: url.to_string(), missing: fetched.unavailable }.into());
     }
-    writer.record_project(&project.roots(lock)?)?;
+    writer.records().record_project(&project.roots(lock)?)?;
     let mut quests = 0;
     for id in project_quests(&project.manifest) {
         let Some(theirs) = subs.quest(&id)? else { continue };
-        let mut merged = store.read_quest(&id)?.unwrap_or_else(|| theirs.clone());
+        let mut merged = store.records().read_quest(&id)?.unwrap_or_else(|| theirs.clone());
         if merged.merge(&theirs) || !store.quest_path(&id).exists() {
             writer.write_quest(&merged)?;
             quests += 1;

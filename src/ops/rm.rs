@@ -16,6 +16,6 @@ pub fn rm(ctx: &Context, req: RmRequest) -> Result<RmOutcome> {
     }
     let store = ctx.store()?;
     let writer = store.writer(ctx.progress)?;
-    writer.heal_latest()?;
+    writer.maintenance().heal_latest()?;
     Ok(writer.remove(&req.paths, req.message)?)
 }

@@ -53,7 +53,7 @@ pub enum Shown {
 pub fn show(ctx: &Context, id_text: &str) -> Result<Shown> {
     let prefix = IdPrefix::parse(id_text).ok_or_else(|| Error::BadId(id_text.to_string()))?;
     let store = ctx.store()?;
-    let mut found = store.objects_matching(&prefix)?;
+    let mut found = store.objects().objects_matching(&prefix)?;
     let one = match found.len() {
         0 => return Err(Error::UnknownId { prefix: prefix.to_string() }),
         1 => found.pop().expect("one"),
@@ -65,12 +65,13 @@ pub fn show(ctx: &Context, id_text: &str) -> Result<Shown> {
     };
     Ok(match one {
         Found::Blob(id) => {
-            let content = store.open_blob(&id)?;
-            let size = content.metadata().map_err(Error::io("stat", &store.blob_path(&id)))?.len();
+            let content = store.objects().open_blob(&id)?;
+            let size = content.metadata().map_err(Error::io("stat", &store.objects().blob_path(&id)))?.len();
             Shown::Blob { id, size, content }
         }
         Found::Tree(id) => {
             let entries = store
+                .objects()
                 .read_tree(&id)?
                 .entries()
                 .iter()
@@ -79,9 +80,9 @@ pub fn show(ctx: &Context, id_text: &str) -> Result<Shown> {
             Shown::Tree { id, entries }
         }
         Found::Generation(kind, id) => {
-            Shown::Generation { id, generation: store.read_generation(kind, &id)? }
+            Shown::Generation { id, generation: store.records().read_generation(kind, &id)? }
         }
-        Found::Derivation(id) => Shown::Derivation { id, record: store.read_derivation(&id)? },
-        Found::Environment(id) => Shown::Environment { id, record: store.read_environment(&id)? },
+        Found::Derivation(id) => Shown::Derivation { id, record: store.records().read_derivation(&id)? },
+        Found::Environment(id) => Shown::Environment { id, record: store.records().read_environment(&id)? },
     })
 }

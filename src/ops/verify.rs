@@ -14,12 +14,12 @@ use crate::store::verify::{Problem, VerifyReport};
 /// again with every writer held off, and only what is still wrong there is reported.
 pub fn verify(ctx: &Context) -> Result<VerifyReport> {
     let store = ctx.store()?;
-    let report = store.verify(ctx.progress)?;
+    let report = store.maintenance().verify(ctx.progress)?;
     if report.ok {
         return Ok(report);
     }
     let _writers = store.hold_writers(ctx.progress)?;
-    Ok(store.verify(ctx.progress)?)
+    Ok(store.maintenance().verify(ctx.progress)?)
 }
 
 /// `verify --project`: the Store, and that the project's memory directory holds exactly the
@@ -45,7 +45,7 @@ pub fn verify_project(ctx: &mut Context) -> Result<VerifyReport> {
 }
 
 fn check_project(project: &Project, store: &Store, progress: &dyn Progress) -> Result<VerifyReport> {
-    let mut report = store.verify(progress)?;
+    let mut report = store.maintenance().verify(progress)?;
     let m = &project.manifest;
     let memory = m.memory_dir();
     let label = m.memory.to_string();

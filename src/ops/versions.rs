@@ -43,8 +43,8 @@ pub fn versions(ctx: &Context, filter: Option<&str>) -> Result<Vec<LibraryVersio
         if place.as_ref().is_some_and(|p| p.kind != kind) {
             continue;
         }
-        let index = store.versions(kind)?;
-        let tip_root = store.latest(kind)?.map(|g| g.generation.root);
+        let index = store.records().versions(kind)?;
+        let tip_root = store.records().latest(kind)?.map(|g| g.generation.root);
         for (key, entries) in &index.libraries {
             if place.is_none() && filter.is_some_and(|f| library_key(f) != *key) {
                 continue;
@@ -59,7 +59,7 @@ pub fn versions(ctx: &Context, filter: Option<&str>) -> Result<Vec<LibraryVersio
                 }
                 let here: Vec<_> = entries.iter().filter(|e| e.path.as_str() == path).collect();
                 let shown = match tip_root {
-                    Some(root) => store.lookup(&root, &at)?.map(|(_, id)| id),
+                    Some(root) => store.objects().lookup(&root, &at)?.map(|(_, id)| id),
                     None => None,
                 };
                 let mut order: Vec<String> = here.iter().map(|e| e.version.clone()).collect();
@@ -76,7 +76,10 @@ pub fn versions(ctx: &Context, filter: Option<&str>) -> Result<Vec<LibraryVersio
                         generation: e.generation,
                         seq: e.seq,
                         latest: shown == Some(e.tree),
-                        fetched: store.fetched(&e.tree).map(|r| format!("{} {}", r.registry, r.artifact)),
+                        fetched: store
+                            .records()
+                            .fetched(&e.tree)
+                            .map(|r| format!("{} {}", r.registry, r.artifact)),
                     })
                     .collect();
                 let library = key.clone();

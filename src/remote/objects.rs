@@ -76,7 +76,7 @@ impl Object {
 
     pub fn is_local(&self, store: &Store) -> bool {
         match self {
-            Object::Tree(id) => store.has_tree(id),
+            Object::Tree(id) => store.objects().has_tree(id),
             other => fs::symlink_metadata(other.local_path(store)).is_ok(),
         }
     }
@@ -158,12 +158,12 @@ pub fn lock_closure(store: &Store, lock: &Lockfile) -> Result<Vec<Object>> {
             None => Error::Store(e),
         };
         match obj {
-            Object::Blob(id) if !store.has_blob(&id) => {
+            Object::Blob(id) if !store.objects().has_blob(&id) => {
                 return Err(Error::PushIncomplete { object: obj.to_string(), needed_by });
             }
             Object::Blob(_) => {}
             Object::Tree(id) => {
-                for e in store.read_tree(&id).map_err(missing)?.entries() {
+                for e in store.objects().read_tree(&id).map_err(missing)?.entries() {
                     let child = match e.kind {
                         EntryKind::Blob => Object::Blob(e.id),
                         EntryKind::Tree => Object::Tree(e.id),
@@ -172,15 +172,15 @@ pub fn lock_closure(store: &Store, lock: &Lockfile) -> Result<Vec<Object>> {
                 }
             }
             Object::Generation(kind, id) => {
-                store.read_generation(kind, &id).map_err(missing)?;
+                store.records().read_generation(kind, &id).map_err(missing)?;
             }
             Object::Derivation(id) => {
-                for (_, blob) in store.read_derivation(&id).map_err(missing)?.files() {
+                for (_, blob) in store.records().read_derivation(&id).map_err(missing)?.files() {
                     stack.push((Object::Blob(blob), format!("derivation {id} holds")));
                 }
             }
             Object::Environment(id) => {
-                for (_, drv) in store.read_environment(&id).map_err(missing)?.mounts {
+                for (_, drv) in store.records().read_environment(&id).map_err(missing)?.mounts {
                     stack.push((Object::Derivation(drv), format!("environment {id} mounts")));
                 }
             }
@@ -202,9 +202,9 @@ pub fn store_contents(store: &Store) -> Result<(Vec<Object>, Vec<Id>)> {
             }
         }
     }
-    out.extend(store.packed_tree_ids()?.into_iter().map(Object::Tree));
+    out.extend(store.objects().packed_tree_ids()?.into_iter().map(Object::Tree));
     for kind in Kind::ALL {
-        for name in names(&store.generations_dir(kind))? {
+        for name in names(&store.records().generations_dir(kind))? {
             if let Some(id) = name.strip_suffix(".json").and_then(Id::from_hex) {
                 out.insert(Object::Generation(kind, id));
             }
@@ -221,7 +221,7 @@ pub fn store_contents(store: &Store) -> Result<(Vec<Object>, Vec<Id>)> {
             }
         }
     }
-    let quests = names(&store.quests_dir())?
+    let quests = names(&store.records().quests_dir())?
         .iter()
         .filter_map(|n| n.strip_suffix(".toml").and_then(Id::from_hex))
         .collect();

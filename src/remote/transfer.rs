@@ -86,7 +86,7 @@ pub fn push(
         start = end;
     }
     for id in quests {
-        let Some(ours) = store.read_quest(id)? else { continue };
+        let Some(ours) = store.records().read_quest(id)? else { continue };
         // Merged into what the remote holds at the moment of the write (two pushes at once
         // both land: the update is conditional, and retried when the record moved).
         let mut outcome = QuestOutcome::Unchanged;
@@ -108,8 +108,8 @@ pub fn push(
     }
     if refs {
         for kind in Kind::ALL {
-            let Some(tip) = store.latest(kind)? else { continue };
-            let history: Vec<Id> = store.history(kind)?.iter().map(|g| g.id).collect();
+            let Some(tip) = store.records().latest(kind)? else { continue };
+            let history: Vec<Id> = store.records().history(kind)?.iter().map(|g| g.id).collect();
             let key = ref_key(kind);
             let mut pushed = None;
             remote.update(&key, |current| {
@@ -155,7 +155,7 @@ fn read_checked(store: &Store, obj: &Object) -> Result<Upload> {
     }
     let (bytes, path) = match obj {
         // A tree may be packed.
-        Object::Tree(id) => store.tree_bytes(id)?,
+        Object::Tree(id) => store.objects().tree_bytes(id)?,
         _ => (crate::store::fsutil::read_object(&path).map_err(Error::io("read", &path))?, path),
     };
     obj.check(&bytes).map_err(|reason| crate::store::Error::corrupt(obj.what(), &path, reason))?;
@@ -401,8 +401,8 @@ fn fetch_closure(
             report.fetched += 1;
             report.bytes += download.len;
             match decoded {
-                Decoded::Blob => writer.adopt_blob(&download.path, &obj.id(), download.len)?,
-                Decoded::Generation(g) => writer.put_substituted_generation(&obj.id(), &g)?,
+                Decoded::Blob => writer.objects().adopt_blob(&download.path, &obj.id(), download.len)?,
+                Decoded::Generation(g) => writer.records().put_substituted_generation(&obj.id(), &g)?,
                 Decoded::Tree(tree) => {
                     for e in tree.entries() {
                         let child = match e.kind {
@@ -446,8 +446,8 @@ impl Held {
                 .iter()
                 .filter(|(_, t)| {
                     t.entries().iter().all(|e| match e.kind {
-                        EntryKind::Blob => store.has_blob(&e.id),
-                        EntryKind::Tree => store.has_tree(&e.id),
+                        EntryKind::Blob => store.objects().has_blob(&e.id),
+                        EntryKind::Tree => store.objects().has_tree(&e.id),
                     })
                 })
                 .map(|(id, _)| *id)
@@ -456,20 +456,20 @@ impl Held {
                 break;
             }
             for id in ready {
-                writer.put_tree(&self.trees.remove(&id).expect("ready trees are pending"))?;
+                writer.objects().put_tree(&self.trees.remove(&id).expect("ready trees are pending"))?;
             }
         }
         self.unavailable.extend(self.trees.keys().map(|id| Object::Tree(*id)));
         for (id, record) in self.derivations {
-            if record.files().iter().all(|(_, b)| store.has_blob(b)) {
-                writer.put_derivation(&record)?;
+            if record.files().iter().all(|(_, b)| store.objects().has_blob(b)) {
+                writer.records().put_derivation(&record)?;
             } else {
                 self.unavailable.push(Object::Derivation(id));
             }
         }
         for record in self.environments {
-            if record.mounts.iter().all(|(_, d)| store.has_derivation(d)) {
-                writer.put_environment(&record)?;
+            if record.mounts.iter().all(|(_, d)| store.records().has_derivation(d)) {
+                writer.records().put_environment(&record)?;
             } else {
                 self.unavailable.push(Object::Environment(record.id()));
             }

@@ -185,7 +185,7 @@ pub(crate) fn resolve_fresh(
         id: found.id,
         generation: pinned.then_some(found.generation.id),
         version: found.version.as_ref().map(|(_, v)| v.clone()),
-        fetched: pin.as_ref().and_then(|_| store.fetched(&found.id)).map(|r| LockedFetch {
+        fetched: pin.as_ref().and_then(|_| store.records().fetched(&found.id)).map(|r| LockedFetch {
             registry: r.registry,
             artifact: r.artifact,
             hash: r.hash,
@@ -293,7 +293,7 @@ pub(crate) fn from_lock(
             return Err(mismatch(format!("locks the subtree {loc} as a file")));
         }
         let pinned_seq = match (&entry.generation, store) {
-            (Some(g), Some(s)) => Some(s.read_generation(loc.kind, g)?.seq),
+            (Some(g), Some(s)) => Some(s.records().read_generation(loc.kind, g)?.seq),
             (Some(g), None) => {
                 return Err(crate::store::Error::MissingObject { what: "generation", id: *g }.into());
             }
@@ -356,7 +356,7 @@ fn replan_mount(
     selected: &[Selected],
 ) -> Result<Option<DerivationPlan>> {
     let locked = previous.and_then(|p| p.mounts.get(mount.path.as_str())).filter(|l| l.inputs == *inputs);
-    let Some(record) = locked.and_then(|l| store.read_derivation(&l.derivation).ok()) else {
+    let Some(record) = locked.and_then(|l| store.records().read_derivation(&l.derivation).ok()) else {
         return Ok(None);
     };
     let overrides: Vec<_> = m.overrides_under(&mount.path).collect();
@@ -472,7 +472,7 @@ fn resolve_mount(
     // A kept mount whose derivation is stored needs no tree walk.
     let stored = keep
         .filter(|_| !fresh)
-        .and_then(|l| store.read_derivation(&l.derivation).ok())
+        .and_then(|l| store.records().read_derivation(&l.derivation).ok())
         .map(DerivationPlan::from_record);
     let walked = stored.is_none();
     let plan = match stored {
@@ -564,7 +564,7 @@ pub fn check(
     }
     let ids: Vec<Id> =
         m.mounts.iter().filter_map(|x| lock.mounts.get(x.path.as_str())).map(|l| l.derivation).collect();
-    let remembered = store.and_then(|s| s.remembered_plan(&environment_key(m, &ids)));
+    let remembered = store.and_then(|s| s.records().remembered_plan(&environment_key(m, &ids)));
     if !realise && remembered == Some(lock.environment.id) {
         report.ok = true;
         return Ok((report, None));
@@ -573,7 +573,7 @@ pub fn check(
     for (h, id) in held.into_iter().zip(&ids) {
         derivations.push(match h {
             Held::Plan(plan) => plan,
-            Held::Remembered(store) => DerivationPlan::from_record(store.read_derivation(id)?),
+            Held::Remembered(store) => DerivationPlan::from_record(store.records().read_derivation(id)?),
         });
     }
     let pairs: Vec<_> = m.mounts.iter().map(|x| x.path.clone()).zip(derivations.iter()).collect();
@@ -683,8 +683,8 @@ fn check_mount<'s>(
     }
     // A derivation the Store remembers this very selection planning to needs no tree walk.
     let remembered = overlay.store.filter(|s| {
-        s.remembered_plan(&plan_key(mount, locked)) == Some(locked.derivation)
-            && s.has_derivation(&locked.derivation)
+        s.records().remembered_plan(&plan_key(mount, locked)) == Some(locked.derivation)
+            && s.records().has_derivation(&locked.derivation)
     });
     if let Some(store) = remembered {
         return Ok(Some(Held::Remembered(store)));

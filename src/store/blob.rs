@@ -16,11 +16,11 @@ const IN_MEMORY_LIMIT: u64 = 4 << 20;
 const STREAM_BUFFER: usize = 1 << 20;
 
 impl Store {
-    pub fn has_blob(&self, id: &Id) -> bool {
+    pub(super) fn has_blob(&self, id: &Id) -> bool {
         fs::symlink_metadata(self.blob_path(id)).is_ok()
     }
 
-    pub fn open_blob(&self, id: &Id) -> Result<File> {
+    pub(super) fn open_blob(&self, id: &Id) -> Result<File> {
         let path = self.blob_path(id);
         super::fsutil::open_object(&path).map_err(|e| self.blob_error(id, &path, e))
     }
@@ -40,7 +40,7 @@ impl Store {
 
 impl Writer<'_> {
     /// Stores `bytes` as a blob (a no-op when it is already there).
-    pub fn put_blob_bytes(&self, bytes: &[u8]) -> Result<Id> {
+    pub(super) fn put_blob_bytes(&self, bytes: &[u8]) -> Result<Id> {
         let id = Id::of_bytes(bytes);
         let dest = self.store.blob_path(&id);
         if fs::symlink_metadata(&dest).is_err() {
@@ -52,13 +52,13 @@ impl Writer<'_> {
 
     /// Stores the content of the regular file at `path`, streaming large files so memory use
     /// stays flat whatever the size. `len` is its size from a `stat` the caller already made.
-    pub fn put_blob_file(&self, path: &Path, len: u64) -> Result<Id> {
+    pub(super) fn put_blob_file(&self, path: &Path, len: u64) -> Result<Id> {
         let file = File::open(path).map_err(Error::io("open", path))?;
         self.put_blob_open(file, path, len)
     }
 
     /// Like [`Writer::put_blob_file`] for a file already open.
-    pub fn put_blob_open(&self, mut file: File, path: &Path, len: u64) -> Result<Id> {
+    pub(super) fn put_blob_open(&self, mut file: File, path: &Path, len: u64) -> Result<Id> {
         if len <= IN_MEMORY_LIMIT {
             // Reading through `Take` skips the `fstat` and `lseek` that `File::read_to_end`
             // makes for its size hint; a file that grew since the stat is still read whole.
@@ -71,7 +71,7 @@ impl Writer<'_> {
 
     /// Takes a downloaded file that hashes to `id` (checked by the caller) as that blob:
     /// renamed into place, never copied.
-    pub fn adopt_blob(&self, tmp: &Path, id: &Id, len: u64) -> Result<()> {
+    pub(super) fn adopt_blob(&self, tmp: &Path, id: &Id, len: u64) -> Result<()> {
         let dest = self.store.blob_path(id);
         if fs::symlink_metadata(&dest).is_ok() {
             let _ = fs::remove_file(tmp);
@@ -84,7 +84,7 @@ impl Writer<'_> {
     }
 
     /// Streams `reader` into a blob; `what` names the source in errors.
-    pub fn put_blob_reader(&self, reader: &mut dyn Read, what: &Path) -> Result<Id> {
+    pub(super) fn put_blob_reader(&self, reader: &mut dyn Read, what: &Path) -> Result<Id> {
         let tmp = super::fsutil::temp_path(&self.store.tmp_dir(), what);
         let mut out = super::fsutil::create_with_mode(&tmp, 0o444).map_err(Error::io("create", &tmp))?;
         let streamed = stream(reader, &mut out, what, &tmp);

@@ -188,16 +188,16 @@ impl<'a> Stored<'a> {
 }
 
 impl Store {
-    pub fn derivation_dir(&self, id: &Id) -> std::path::PathBuf {
+    pub(super) fn derivation_dir(&self, id: &Id) -> std::path::PathBuf {
         object_dir(self, "derivations", id)
     }
 
-    pub fn has_derivation(&self, id: &Id) -> bool {
+    pub(super) fn has_derivation(&self, id: &Id) -> bool {
         self.derivation_dir(id).join(RECORD).exists()
     }
 
     /// Reads a stored derivation record, checking that its entries hash to `id`.
-    pub fn read_derivation(&self, id: &Id) -> Result<DerivationRecord> {
+    pub(super) fn read_derivation(&self, id: &Id) -> Result<DerivationRecord> {
         let path = self.derivation_dir(id).join(RECORD);
         let bytes =
             fsutil::read_object(&path).map_err(|e| fsutil::object_error("derivation", id, &path, e))?;
@@ -205,7 +205,7 @@ impl Store {
     }
 
     /// The entry at `path` of stored derivation `id` (see [`DerivationRecord::decode_one`]).
-    pub fn derivation_entry(&self, id: &Id, path: &StorePath) -> Result<Option<OneEntry>> {
+    pub(super) fn derivation_entry(&self, id: &Id, path: &StorePath) -> Result<Option<OneEntry>> {
         let file = self.derivation_dir(id).join(RECORD);
         let bytes =
             fsutil::read_object(&file).map_err(|e| fsutil::object_error("derivation", id, &file, e))?;
@@ -216,30 +216,30 @@ impl Store {
 
 impl Store {
     /// Where derived artifact `name` of derivation `id` is kept (`artifacts/<name>`).
-    pub fn artifact_path(&self, id: &Id, name: &Name) -> std::path::PathBuf {
+    pub(super) fn artifact_path(&self, id: &Id, name: &Name) -> std::path::PathBuf {
         self.derivation_dir(id).join(ARTIFACTS).join(name.as_str())
     }
 
-    pub fn has_artifact(&self, id: &Id, name: &Name) -> bool {
+    pub(super) fn has_artifact(&self, id: &Id, name: &Name) -> bool {
         self.artifact_path(id, name).exists()
     }
 
     /// A derived artifact, when it has been computed.
-    pub fn artifact(&self, id: &Id, name: &Name) -> Option<Vec<u8>> {
+    pub(super) fn artifact(&self, id: &Id, name: &Name) -> Option<Vec<u8>> {
         fsutil::read_object(&self.artifact_path(id, name)).ok()
     }
 }
 
 impl Writer<'_> {
     /// Stores a derived artifact of a stored derivation (read-only, replaced atomically).
-    pub fn put_artifact(&self, id: &Id, name: &Name, bytes: &[u8]) -> Result<()> {
+    pub(super) fn put_artifact(&self, id: &Id, name: &Name, bytes: &[u8]) -> Result<()> {
         let dir = self.store.derivation_dir(id).join(ARTIFACTS);
         fsutil::create_dir(&dir)?;
         Ok(fsutil::write_atomic_mode(&self.store.tmp_dir(), &dir.join(name.as_str()), bytes, 0o444)?)
     }
 
     /// Stores a derivation record unless it exists. Returns its id and whether it was new.
-    pub fn put_derivation(&self, record: &DerivationRecord) -> Result<(Id, bool)> {
+    pub(super) fn put_derivation(&self, record: &DerivationRecord) -> Result<(Id, bool)> {
         let id = record.id();
         let new = self.put_record("derivations", &id, RECORD, || canonical::encode(record))?;
         Ok((id, new))
@@ -247,7 +247,7 @@ impl Writer<'_> {
 
     /// The derivation's files as a read-only directory of hardlinks (where `[artifacts]` hooks
     /// run), made on first use; every blob it names must be in the store.
-    pub fn derivation_tree(&self, record: &DerivationRecord) -> Result<std::path::PathBuf> {
+    pub(super) fn derivation_tree(&self, record: &DerivationRecord) -> Result<std::path::PathBuf> {
         self.put_tree_dir(&self.store.derivation_dir(&record.id()), &record.files())
     }
 }

@@ -43,11 +43,11 @@ impl EnvironmentRecord {
 }
 
 impl Store {
-    pub fn environment_dir(&self, id: &Id) -> std::path::PathBuf {
+    pub(super) fn environment_dir(&self, id: &Id) -> std::path::PathBuf {
         object_dir(self, "environments", id)
     }
 
-    pub fn read_environment(&self, id: &Id) -> Result<EnvironmentRecord> {
+    pub(super) fn read_environment(&self, id: &Id) -> Result<EnvironmentRecord> {
         let path = self.environment_dir(id).join(RECORD);
         let bytes =
             fsutil::read_object(&path).map_err(|e| fsutil::object_error("environment", id, &path, e))?;
@@ -56,7 +56,7 @@ impl Store {
 
     /// The files of a stored environment, recomputed from its record and its derivations:
     /// deeper mounts win, then the recorded decisions apply.
-    pub fn environment_files(&self, record: &EnvironmentRecord) -> Result<EnvFiles> {
+    pub(super) fn environment_files(&self, record: &EnvironmentRecord) -> Result<EnvFiles> {
         let mut entries_of = BTreeMap::new();
         for (mount, drv) in &record.mounts {
             let entries: BTreeMap<StorePath, Id> =
@@ -93,7 +93,7 @@ impl Store {
 impl Writer<'_> {
     /// Stores an environment record unless it exists (every derivation it mounts must be in
     /// the store). True when new.
-    pub fn put_environment(&self, record: &EnvironmentRecord) -> Result<(Id, bool)> {
+    pub(super) fn put_environment(&self, record: &EnvironmentRecord) -> Result<(Id, bool)> {
         let id = record.id();
         let new = self.put_record("environments", &id, RECORD, || canonical::encode(record))?;
         Ok((id, new))

@@ -26,7 +26,7 @@ impl Store {
     }
 
     /// The record of the fetch that made `tree`, if a fetcher made it.
-    pub fn fetched(&self, tree: &Id) -> Option<FetchRecord> {
+    pub(super) fn fetched(&self, tree: &Id) -> Option<FetchRecord> {
         serde_json::from_slice(&fsutil::read_object(&self.fetched_path(tree)).ok()?).ok()
     }
 }
@@ -34,7 +34,7 @@ impl Store {
 impl Writer<'_> {
     /// Records where `tree` came from; written after the generation holding it is committed,
     /// so a crash between the two leaves docs without provenance, never provenance without docs.
-    pub fn record_fetched(&self, tree: &Id, record: &FetchRecord) -> Result<()> {
+    pub(super) fn record_fetched(&self, tree: &Id, record: &FetchRecord) -> Result<()> {
         let path = self.store.fetched_path(tree);
         let bytes = serde_json::to_vec_pretty(record).expect("a fetch record serializes");
         if fsutil::read_object(&path).ok().as_deref() == Some(bytes.as_slice()) {

@@ -140,7 +140,7 @@ impl Store {
     }
 
     /// What `gc` would remove, removing nothing.
-    pub fn garbage(&self) -> Result<GcOutcome> {
+    pub(super) fn garbage(&self) -> Result<GcOutcome> {
         // While a writer is at work (a detached fill, say) what is in tmp/ is its own, not left over.
         let temp_files = if self.writer_at_work() {
             0
@@ -177,7 +177,7 @@ impl Store {
 
 impl Writer<'_> {
     /// Removes every object nothing reaches (temp files went when the lock was taken).
-    pub fn collect_garbage(&self) -> Result<GcOutcome> {
+    pub(super) fn collect_garbage(&self) -> Result<GcOutcome> {
         let mut out = GcOutcome { dry_run: false, temp_files: self.stale_temp, ..GcOutcome::default() };
         let live = self.store.live_projects(&mut out)?;
         for gone in self.store.project_roots()?.iter().filter(|p| !p.is_live()) {

@@ -88,7 +88,7 @@ pub struct GenRef {
 }
 
 impl Store {
-    pub fn read_generation(&self, kind: Kind, id: &Id) -> Result<Generation> {
+    pub(super) fn read_generation(&self, kind: Kind, id: &Id) -> Result<Generation> {
         let path = self.generation_path(kind, id);
         let bytes = super::fsutil::read_object(&path)
             .map_err(|e| super::fsutil::object_error("generation", id, &path, e))?;
@@ -105,14 +105,14 @@ impl Store {
     }
 
     /// The generation `refs/<kind>/latest` names, if the kind has any.
-    pub fn latest(&self, kind: Kind) -> Result<Option<GenRef>> {
+    pub(super) fn latest(&self, kind: Kind) -> Result<Option<GenRef>> {
         self.read_pointer(kind, &self.ref_path(kind), "ref")
     }
 
     /// Generation number `seq` of `kind` in this store: only a generation a ref has reached
     /// (the tip, or one of its ancestors). An index entry names it once the ref moved past it;
     /// where a crash left the entry missing or stale, the chain is walked instead.
-    pub fn generation_by_seq(&self, kind: Kind, seq: u64) -> Result<Option<GenRef>> {
+    pub(super) fn generation_by_seq(&self, kind: Kind, seq: u64) -> Result<Option<GenRef>> {
         let Some(tip) = self.latest(kind)? else { return Ok(None) };
         if seq >= tip.generation.seq {
             return Ok((seq == tip.generation.seq).then_some(tip));
@@ -141,7 +141,7 @@ impl Store {
     }
 
     /// Every generation id of `kind` whose hex starts with `prefix`.
-    pub fn generations_matching(&self, kind: Kind, prefix: &IdPrefix) -> Result<Vec<Id>> {
+    pub(super) fn generations_matching(&self, kind: Kind, prefix: &IdPrefix) -> Result<Vec<Id>> {
         let dir = self.generations_dir(kind);
         let mut out = Vec::new();
         let entries = match fs::read_dir(&dir) {
@@ -164,7 +164,7 @@ impl Store {
     }
 
     /// Opens the generation a selector names (`@latest`, `@gN`, a hash prefix).
-    pub fn select_generation(&self, kind: Kind, selector: Option<&Selector>) -> Result<GenRef> {
+    pub(super) fn select_generation(&self, kind: Kind, selector: Option<&Selector>) -> Result<GenRef> {
         match selector {
             None | Some(Selector::Latest) => self.latest(kind)?.ok_or(Error::EmptyKind { kind }),
             Some(Selector::Generation(n)) => self
@@ -188,13 +188,13 @@ impl Store {
     }
 
     /// The generation chain of `kind`, newest first.
-    pub fn history(&self, kind: Kind) -> Result<Vec<GenRef>> {
+    pub(super) fn history(&self, kind: Kind) -> Result<Vec<GenRef>> {
         self.walk_history(kind)?.collect()
     }
 
     /// The generation chain of `kind`, newest first, each generation read only when the walk
     /// reaches it: a command that shows the newest few reads no more.
-    pub fn walk_history(&self, kind: Kind) -> Result<History<'_>> {
+    pub(super) fn walk_history(&self, kind: Kind) -> Result<History<'_>> {
         Ok(History { store: self, kind, next: self.latest(kind)?.map(Ok) })
     }
 }
@@ -225,7 +225,7 @@ impl Iterator for History<'_> {
 
 impl Writer<'_> {
     /// Writes a generation object (not yet durable, ref not moved).
-    pub fn put_generation(&self, generation: &Generation) -> Result<Id> {
+    pub(super) fn put_generation(&self, generation: &Generation) -> Result<Id> {
         let id = generation.id();
         let store = self.store;
         let tmp = store.tmp_dir();
@@ -244,7 +244,7 @@ impl Writer<'_> {
 
     /// Writes a generation fetched from another store, without a seq index entry: its seq
     /// numbers that store's history, not this one's (so `@gN` here never names it).
-    pub fn put_substituted_generation(&self, id: &Id, generation: &Generation) -> Result<()> {
+    pub(super) fn put_substituted_generation(&self, id: &Id, generation: &Generation) -> Result<()> {
         let path = self.store.generation_path(generation.kind, id);
         super::fsutil::create_dir(path.parent().expect("generations live in a directory"))?;
         Ok(super::fsutil::write_atomic_mode(
@@ -257,7 +257,7 @@ impl Writer<'_> {
 
     /// Moves `refs/<kind>/latest` to `id`: call after [`Writer::sync`] so the ref never names
     /// an object that is not durable.
-    pub fn set_ref(&self, kind: Kind, id: &Id) -> Result<()> {
+    pub(super) fn set_ref(&self, kind: Kind, id: &Id) -> Result<()> {
         let path = self.store.ref_path(kind);
         let dir = path.parent().expect("refs live in a directory");
         super::fsutil::create_dir(dir)?;
@@ -307,7 +307,7 @@ pub struct NextGeneration<'a> {
 
 impl Writer<'_> {
     /// Writes the next generation (not yet durable, ref not moved).
-    pub fn stage_generation(&self, next: NextGeneration) -> Result<GenRef> {
+    pub(super) fn stage_generation(&self, next: NextGeneration) -> Result<GenRef> {
         let NextGeneration { kind, parent, root, tags, message } = next;
         let generation = Generation {
             kind,
@@ -324,7 +324,7 @@ impl Writer<'_> {
     /// Makes every staged object durable at once, then moves each ref and refreshes `latest/`.
     /// The spare checkouts are filled while the sync runs: they are derived state, which readers
     /// see only through the swap after the ref moved.
-    pub fn publish(&self, staged: &[GenRef]) -> Result<()> {
+    pub(super) fn publish(&self, staged: &[GenRef]) -> Result<()> {
         crate::fault::point("publish.staged");
         let (synced, swaps) = std::thread::scope(|s| {
             let sync = s.spawn(|| self.sync());
@@ -353,7 +353,7 @@ impl Writer<'_> {
     }
 
     /// Stages the next generation and publishes it at once.
-    pub fn commit_generation(&self, next: NextGeneration) -> Result<GenRef> {
+    pub(super) fn commit_generation(&self, next: NextGeneration) -> Result<GenRef> {
         let staged = self.stage_generation(next)?;
         self.publish(std::slice::from_ref(&staged))?;
         Ok(staged)
@@ -361,7 +361,7 @@ impl Writer<'_> {
 
     /// Brings every `latest/<kind>` and the seq index up to its ref (after a crash between the
     /// ref's move and their refresh); a no-op when they agree.
-    pub fn heal_latest(&self) -> Result<()> {
+    pub(super) fn heal_latest(&self) -> Result<()> {
         for kind in Kind::ALL {
             if let Some(tip) = self.store.latest(kind)? {
                 self.refresh_latest(kind, &tip.generation.root)?;

@@ -131,7 +131,7 @@ impl Found {
 impl Store {
     /// Every object whose id starts with `prefix`: blobs, trees, generations, derivations and
     /// environments.
-    pub fn objects_matching(&self, prefix: &IdPrefix) -> Result<Vec<Found>> {
+    pub(super) fn objects_matching(&self, prefix: &IdPrefix) -> Result<Vec<Found>> {
         let fan = &prefix.as_hex()[..2];
         let mut found = Vec::new();
         found.extend(ids_in(&self.root().join("blobs").join(fan), prefix, "")?.into_iter().map(Found::Blob));
@@ -161,11 +161,11 @@ impl Store {
         Ok(out)
     }
 
-    pub fn derivations_matching(&self, prefix: &IdPrefix) -> Result<Vec<Id>> {
+    pub(super) fn derivations_matching(&self, prefix: &IdPrefix) -> Result<Vec<Id>> {
         ids_in(&self.root().join("derivations").join(&prefix.as_hex()[..2]), prefix, "")
     }
 
-    pub fn environments_matching(&self, prefix: &IdPrefix) -> Result<Vec<Id>> {
+    pub(super) fn environments_matching(&self, prefix: &IdPrefix) -> Result<Vec<Id>> {
         ids_in(&self.root().join("environments").join(&prefix.as_hex()[..2]), prefix, "")
     }
 }

@@ -205,7 +205,7 @@ impl Writer<'_> {
         self.new_trees.fetch_add(n, Ordering::Relaxed);
     }
 
-    pub fn stats(&self) -> WriteStats {
+    pub(super) fn stats(&self) -> WriteStats {
         WriteStats {
             blobs: self.new_blobs.load(Ordering::Relaxed),
             blob_bytes: self.new_blob_bytes.load(Ordering::Relaxed),
@@ -231,7 +231,7 @@ impl Writer<'_> {
     /// Starts writing back what this writer wrote so far, in the background, when it is a big
     /// batch: the disk works while trees and checkouts are computed, and [`Writer::sync`] then
     /// waits for less. Durability is still [`Writer::sync`]'s promise alone.
-    pub fn start_sync(&self) {
+    pub(super) fn start_sync(&self) {
         if self.dirty.load(Ordering::Relaxed)
             && self.new_blob_bytes.load(Ordering::Relaxed) >= EARLY_SYNC_BYTES
         {

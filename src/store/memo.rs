@@ -16,14 +16,14 @@ impl Store {
     }
 
     /// The derivation remembered for `key`, if any.
-    pub fn remembered_plan(&self, key: &Id) -> Option<Id> {
+    pub(super) fn remembered_plan(&self, key: &Id) -> Option<Id> {
         fsutil::read_text(&self.memo_path(key)).ok()?.trim().parse().ok()
     }
 }
 
 impl Writer<'_> {
     /// Remembers that the selection `key` planned to `derivation`.
-    pub fn remember_plan(&self, key: &Id, derivation: &Id) -> Result<()> {
+    pub(super) fn remember_plan(&self, key: &Id, derivation: &Id) -> Result<()> {
         if self.store.remembered_plan(key) == Some(*derivation) {
             return Ok(());
         }

@@ -15,11 +15,14 @@ pub mod generation;
 pub mod ingest;
 pub mod locate;
 pub mod lock;
+pub mod maintenance;
 pub mod memo;
 mod objdir;
+pub mod objects;
 pub mod pack;
 pub mod purge;
 pub mod quest;
+pub mod records;
 pub mod roots;
 pub mod source;
 pub mod statcache;
@@ -160,37 +163,37 @@ impl Store {
         self.root.join("tmp")
     }
 
-    pub fn blob_path(&self, id: &Id) -> PathBuf {
+    fn blob_path(&self, id: &Id) -> PathBuf {
         let hex = id.hex();
         self.root.join("blobs").join(&hex[..2]).join(hex)
     }
 
-    pub fn tree_path(&self, id: &Id) -> PathBuf {
+    fn tree_path(&self, id: &Id) -> PathBuf {
         let hex = id.hex();
         self.root.join("trees").join(&hex[..2]).join(format!("{hex}.json"))
     }
 
-    pub fn generation_path(&self, kind: Kind, id: &Id) -> PathBuf {
+    fn generation_path(&self, kind: Kind, id: &Id) -> PathBuf {
         self.generations_dir(kind).join(format!("{}.json", id.hex()))
     }
 
-    pub fn generations_dir(&self, kind: Kind) -> PathBuf {
+    fn generations_dir(&self, kind: Kind) -> PathBuf {
         self.root.join("generations").join(kind.as_str())
     }
 
-    pub fn index_path(&self, kind: Kind, seq: u64) -> PathBuf {
+    fn index_path(&self, kind: Kind, seq: u64) -> PathBuf {
         self.generations_dir(kind).join("index").join(seq.to_string())
     }
 
-    pub fn ref_path(&self, kind: Kind) -> PathBuf {
+    fn ref_path(&self, kind: Kind) -> PathBuf {
         self.root.join("refs").join(kind.as_str()).join("latest")
     }
 
-    pub fn latest_dir(&self) -> PathBuf {
+    fn latest_dir(&self) -> PathBuf {
         self.root.join("latest")
     }
 
-    pub fn spare_dir(&self) -> PathBuf {
+    fn spare_dir(&self) -> PathBuf {
         self.root.join("spare")
     }
 }

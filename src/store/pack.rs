@@ -164,7 +164,7 @@ pub struct Packs {
 }
 
 impl Store {
-    pub fn packs_dir(&self) -> PathBuf {
+    pub(super) fn packs_dir(&self) -> PathBuf {
         self.root().join("packs")
     }
 
@@ -204,7 +204,7 @@ impl Store {
     }
 
     /// The paths of `packs/*.pack`, sorted.
-    pub fn pack_files(&self) -> Result<Vec<PathBuf>> {
+    pub(super) fn pack_files(&self) -> Result<Vec<PathBuf>> {
         let dir = self.packs_dir();
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
@@ -233,7 +233,7 @@ impl Store {
     }
 
     /// The ids of every packed tree (for `push --all`); only the indexes are read.
-    pub fn packed_tree_ids(&self) -> Result<Vec<Id>> {
+    pub(super) fn packed_tree_ids(&self) -> Result<Vec<Id>> {
         let mut out = Vec::new();
         for pack in self.packs()?.iter() {
             for b in 0..=255u8 {

@@ -32,24 +32,24 @@ pub enum PurgeTarget {
 impl Store {
     /// Every purged blob, from one listing of `purged/` (for callers that ask about many
     /// blobs: most stores have purged nothing, and a lookup per blob would be a failed open each).
-    pub fn purged_ids(&self) -> HashSet<Id> {
+    pub(super) fn purged_ids(&self) -> HashSet<Id> {
         let entries = fs::read_dir(self.root().join("purged")).into_iter().flatten().flatten();
         entries.filter_map(|e| e.file_name().to_str().and_then(Id::from_hex)).collect()
     }
 
     /// How many blobs were ever purged from the Store at `root` (none when there is no Store),
     /// counted without opening it: a build's fingerprint changes with it.
-    pub fn purge_count(root: &Path) -> usize {
+    pub(super) fn purge_count(root: &Path) -> usize {
         fs::read_dir(root.join("purged")).map(|d| d.count()).unwrap_or(0)
     }
 
     /// Why blob `id` is gone, when it was purged.
-    pub fn purged(&self, id: &Id) -> Option<PurgeRecord> {
+    pub(super) fn purged(&self, id: &Id) -> Option<PurgeRecord> {
         serde_json::from_slice(&fsutil::read_object(&self.root().join("purged").join(id.hex())).ok()?).ok()
     }
 
     /// The blobs `target` names, each with the places it stood, stamped now.
-    pub fn purge_candidates(&self, target: &PurgeTarget) -> Result<Vec<PurgeRecord>> {
+    pub(super) fn purge_candidates(&self, target: &PurgeTarget) -> Result<Vec<PurgeRecord>> {
         let mut found: BTreeMap<Id, BTreeSet<String>> = BTreeMap::new();
         match target {
             PurgeTarget::Blob(prefix) => {
@@ -97,7 +97,7 @@ impl Store {
 impl Writer<'_> {
     /// Erases the blobs of `records` and every hardlink to them in checkouts, derivations and
     /// environments, and records each purge. Returns how many links were removed.
-    pub fn purge(&self, records: &[PurgeRecord]) -> Result<usize> {
+    pub(super) fn purge(&self, records: &[PurgeRecord]) -> Result<usize> {
         let store = self.store;
         let inodes: HashSet<(u64, u64)> = records
             .iter()

@@ -178,7 +178,7 @@ pub struct QuestIo {
 }
 
 impl Store {
-    pub fn quests_dir(&self) -> PathBuf {
+    pub(super) fn quests_dir(&self) -> PathBuf {
         self.root().join("quests")
     }
 
@@ -186,7 +186,7 @@ impl Store {
         self.quests_dir().join(format!("{}.toml", id.hex()))
     }
 
-    pub fn read_quest(&self, id: &Id) -> Result<Option<Quest>> {
+    pub(super) fn read_quest(&self, id: &Id) -> Result<Option<Quest>> {
         let path = self.quest_path(id);
         let text = match fsutil::read_text(&path) {
             Ok(t) => t,
@@ -202,7 +202,7 @@ impl Store {
     }
 
     /// Every quest in the store, sorted by id.
-    pub fn all_quests(&self) -> Result<Vec<Quest>> {
+    pub(super) fn all_quests(&self) -> Result<Vec<Quest>> {
         let dir = self.quests_dir();
         let mut ids: Vec<Id> = match fs::read_dir(&dir) {
             Ok(entries) => entries
@@ -237,7 +237,7 @@ impl Writer<'_> {
 
     /// Records a resolve of a selection for one project use as its current view: appended to
     /// the quest's history when it differs, freshness reset. Returns the quest id.
-    pub fn record_resolve(&self, r: ResolveRecord) -> Result<Id> {
+    pub(super) fn record_resolve(&self, r: ResolveRecord) -> Result<Id> {
         let ResolveRecord { kind, selection, intent, dir, mount, current, time } = r;
         let id = quest_id(kind, &selection);
         let mut quest = self.store.read_quest(&id)?.unwrap_or_else(|| Quest {
@@ -280,7 +280,7 @@ impl Writer<'_> {
     }
 
     /// Counts a read on a quest's use by (`dir`, `mount`) when its current resolve is `current`.
-    pub fn count_read(&self, id: &Id, dir: &str, mount: &str, current: &Id) -> Result<()> {
+    pub(super) fn count_read(&self, id: &Id, dir: &str, mount: &str, current: &Id) -> Result<()> {
         let Some(mut quest) = self.store.read_quest(id)? else { return Ok(()) };
         let Some(p) =
             quest.projects.iter_mut().find(|p| p.dir == dir && p.mount == mount && p.current == *current)
@@ -292,7 +292,7 @@ impl Writer<'_> {
     }
 
     /// Registers a quest under each Store path its moving locators read.
-    pub fn index_quest(&self, quest: &Id, select: &[Locator]) -> Result<()> {
+    pub(super) fn index_quest(&self, quest: &Id, select: &[Locator]) -> Result<()> {
         for loc in select.iter().filter(|l| moves(l)) {
             let path = self.store.reverse_path(loc.kind, &loc.path);
             let mut entries = self.store.reverse_entries(loc.kind, &loc.path);
@@ -308,7 +308,7 @@ impl Writer<'_> {
     /// Marks stale the quests whose current resolve reads one of `changes` (paths in `kind`,
     /// plus version-tagged `tagged` paths). Reads only the quests the reverse index names for
     /// the changed paths' prefixes.
-    pub fn mark_stale(&self, kind: Kind, changes: &[Change], tagged: &[StorePath]) -> Result<QuestIo> {
+    pub(super) fn mark_stale(&self, kind: Kind, changes: &[Change], tagged: &[StorePath]) -> Result<QuestIo> {
         let mut io = QuestIo::default();
         if !self.store.reverse_path(kind, &StorePath::root()).parent().is_some_and(Path::is_dir) {
             return Ok(io); // no quest reads this kind

@@ -56,7 +56,7 @@ impl Store {
 
     /// Every recorded project, sorted by directory; unreadable records are skipped (they are
     /// rewritten by the project's next build).
-    pub fn project_roots(&self) -> Result<Vec<ProjectRoots>> {
+    pub(super) fn project_roots(&self) -> Result<Vec<ProjectRoots>> {
         let dir = self.roots_dir();
         let Ok(entries) = fs::read_dir(&dir) else { return Ok(Vec::new()) };
         let mut out: Vec<ProjectRoots> = entries
@@ -70,7 +70,7 @@ impl Store {
 
 impl Writer<'_> {
     /// Records what a project needs (replacing its previous record) when it changed.
-    pub fn record_project(&self, roots: &ProjectRoots) -> Result<()> {
+    pub(super) fn record_project(&self, roots: &ProjectRoots) -> Result<()> {
         let path = self.store.roots_path(&roots.project);
         let bytes = serde_json::to_vec_pretty(roots).expect("roots serialize");
         if fsutil::read_object(&path).ok().as_deref() == Some(bytes.as_slice()) {

@@ -60,7 +60,7 @@ pub struct StatCache {
 
 impl Store {
     /// The stat cache of ingests into `dest` (a place such as `docs/t/`).
-    pub fn stat_cache(&self, dest: &str) -> StatCache {
+    pub(super) fn stat_cache(&self, dest: &str) -> StatCache {
         let digest = hex::encode(Sha256::digest(dest.as_bytes()));
         let path = self.root().join("index/statcache").join(format!("{}.bin", &digest[..32]));
         let (old, old_dirs) = fsutil::read_object(&path).ok().and_then(|b| decode(&b)).unwrap_or_default();
@@ -72,7 +72,7 @@ impl Store {
 
 impl Store {
     /// Forgets every stat cache (after `gc` or `purge` removed blobs an entry may name).
-    pub fn drop_stat_caches(&self) -> Result<()> {
+    pub(super) fn drop_stat_caches(&self) -> Result<()> {
         let dir = self.root().join("index/statcache");
         match std::fs::remove_dir_all(&dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(super::Error::io("remove", &dir)(e)),

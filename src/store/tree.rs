@@ -190,7 +190,7 @@ fn walk_into(
 impl Store {
     /// Whether the tree is stored, loose or in a pack (listing the packs again before saying
     /// no, since another process may have packed it since this handle looked).
-    pub fn has_tree(&self, id: &Id) -> bool {
+    pub(super) fn has_tree(&self, id: &Id) -> bool {
         self.stored_tree(id) || (self.rescan_packs().is_ok_and(|(_, fresh)| fresh) && self.in_packs(id))
     }
 
@@ -201,7 +201,7 @@ impl Store {
     }
 
     /// Reads a tree, checking its hash and form. The empty tree needs no file.
-    pub fn read_tree(&self, id: &Id) -> Result<Tree> {
+    pub(super) fn read_tree(&self, id: &Id) -> Result<Tree> {
         if *id == Tree::empty_id() {
             return Ok(Tree::default());
         }
@@ -214,7 +214,7 @@ impl Store {
 
     /// A stored tree's bytes, unchecked, with the file they came from (a pack or the loose
     /// file).
-    pub fn tree_bytes(&self, id: &Id) -> Result<(Vec<u8>, PathBuf)> {
+    pub(super) fn tree_bytes(&self, id: &Id) -> Result<(Vec<u8>, PathBuf)> {
         if let Some(found) = self.packed(id)? {
             return Ok(found);
         }
@@ -229,18 +229,18 @@ impl Store {
     }
 
     /// Walks from `root` to `path`; `None` when nothing is there.
-    pub fn lookup(&self, root: &Id, path: &StorePath) -> Result<Option<(EntryKind, Id)>> {
+    pub(super) fn lookup(&self, root: &Id, path: &StorePath) -> Result<Option<(EntryKind, Id)>> {
         lookup(self, root, path)
     }
 
-    pub fn walk_files(&self, root: &Id) -> Result<Vec<(StorePath, Id)>> {
+    pub(super) fn walk_files(&self, root: &Id) -> Result<Vec<(StorePath, Id)>> {
         walk_files(self, root)
     }
 }
 
 impl Writer<'_> {
     /// Writes a tree object unless it is already stored; returns its id.
-    pub fn put_tree(&self, tree: &Tree) -> Result<Id> {
+    pub(super) fn put_tree(&self, tree: &Tree) -> Result<Id> {
         let bytes = tree.encode();
         let id = canonical::object_id("tree", &bytes);
         self.put_encoded_tree(tree, id, &bytes)?;

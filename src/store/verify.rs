@@ -70,7 +70,7 @@ struct Verifier<'a> {
 
 impl Store {
     /// Checks every object and checkout of the store.
-    pub fn verify(&self, progress: &dyn Progress) -> Result<VerifyReport> {
+    pub(super) fn verify(&self, progress: &dyn Progress) -> Result<VerifyReport> {
         let trees = HashMap::from([(Tree::empty_id(), Tree::default())]);
         let mut v = Verifier {
             store: self,

@@ -75,7 +75,7 @@ impl Store {
     }
 
     /// The version index of `kind`, rebuilt from the generations when the cache is behind.
-    pub fn versions(&self, kind: Kind) -> Result<VersionIndex> {
+    pub(super) fn versions(&self, kind: Kind) -> Result<VersionIndex> {
         let tip = self.latest(kind)?.map(|g| g.id);
         let cached: Option<VersionIndex> = fsutil::read_object(&self.version_index_path(kind))
             .ok()
@@ -105,7 +105,7 @@ impl Store {
 impl Writer<'_> {
     /// Brings the cached index up to the just-published generation `g`: incrementally when the
     /// cache was at its parent, else by a rebuild.
-    pub fn update_version_index(&self, g: &GenRef) -> Result<()> {
+    pub(super) fn update_version_index(&self, g: &GenRef) -> Result<()> {
         let kind = g.generation.kind;
         let path = self.store.version_index_path(kind);
         let cached: Option<VersionIndex> =

@@ -25,10 +25,11 @@ pub const TITLES: &str = "titles.json";
 pub fn headings(store: &Store, blob: &Id) -> crate::store::Result<Vec<(usize, String)>> {
     let mut head = Vec::with_capacity(1 << 16);
     store
+        .objects()
         .open_blob(blob)?
         .take(1 << 16)
         .read_to_end(&mut head)
-        .map_err(crate::store::Error::io("read", &store.blob_path(blob)))?;
+        .map_err(crate::store::Error::io("read", &store.objects().blob_path(blob)))?;
     let text = String::from_utf8_lossy(&head);
     let mut out = Vec::new();
     let mut fenced = false;
@@ -97,7 +98,7 @@ fn base_sections<'p>(
     plan: &'p DerivationPlan,
     delta: &'p Delta,
 ) -> Option<(String, HashMap<&'p StorePath, Range<usize>>)> {
-    let text = String::from_utf8(store.artifact(&delta.base, &name(SUMMARY))?).ok()?;
+    let text = String::from_utf8(store.records().artifact(&delta.base, &name(SUMMARY))?).ok()?;
     // The base's files, in order: the untouched ones and the touched ones it had.
     let untouched = plan.files.keys().filter(|p| !delta.paths.contains_key(*p)).map(|p| (p, true));
     let had = delta.paths.iter().filter(|(_, had)| **had).map(|(p, _)| (p, false));
@@ -133,7 +134,7 @@ fn base_sections<'p>(
 
 /// The titles of a derivation's files, when its artifacts have been computed.
 pub fn titles(store: &Store, id: &Id) -> Option<BTreeMap<String, String>> {
-    serde_json::from_slice(&store.artifact(id, &name(TITLES))?).ok()
+    serde_json::from_slice(&store.records().artifact(id, &name(TITLES))?).ok()
 }
 
 fn name(text: &str) -> Name {
@@ -148,7 +149,7 @@ fn hook_name(hook: &ArtifactDecl) -> Name {
 
 /// A hook's cached output, if it ran.
 pub fn hook_output(store: &Store, id: &Id, hook: &ArtifactDecl) -> Option<String> {
-    String::from_utf8(store.artifact(id, &hook_name(hook))?).ok()
+    String::from_utf8(store.records().artifact(id, &hook_name(hook))?).ok()
 }
 
 /// One hook that failed, or was not run (its output is not cached, so the next build tries
@@ -184,15 +185,15 @@ pub fn ensure(
     hooks: &mut Hooks,
 ) -> Result<()> {
     let store = writer.store;
-    if !store.has_artifact(id, &name(SUMMARY)) || !store.has_artifact(id, &name(TITLES)) {
+    if !store.records().has_artifact(id, &name(SUMMARY)) || !store.records().has_artifact(id, &name(TITLES)) {
         let (text, titles) = summary(store, id, plan)?;
         let titles = serde_json::to_vec(&titles).expect("titles serialize");
-        writer.put_artifact(id, &name(TITLES), &titles)?;
-        writer.put_artifact(id, &name(SUMMARY), text.as_bytes())?;
+        writer.records().put_artifact(id, &name(TITLES), &titles)?;
+        writer.records().put_artifact(id, &name(SUMMARY), text.as_bytes())?;
     }
     for hook in decls {
         let out = hook_name(hook);
-        if store.has_artifact(id, &out) {
+        if store.records().has_artifact(id, &out) {
             continue;
         }
         if !hooks.trusted {
@@ -205,17 +206,17 @@ pub fn ensure(
             });
             continue;
         }
-        let tree = writer.derivation_tree(&plan.record())?;
+        let tree = writer.records().derivation_tree(&plan.record())?;
         let run = Command::new(&hook.command[0])
             .args(&hook.command[1..])
             .current_dir(&tree)
             .env("MEMORIX_DERIVATION", id.to_string())
             .env("MEMORIX_TREE", &tree)
-            .env("MEMORIX_SUMMARY", store.artifact_path(id, &name(SUMMARY)))
+            .env("MEMORIX_SUMMARY", store.records().artifact_path(id, &name(SUMMARY)))
             .output();
         let message = match run {
             Ok(o) if o.status.success() => {
-                writer.put_artifact(id, &out, &o.stdout)?;
+                writer.records().put_artifact(id, &out, &o.stdout)?;
                 hooks.ran = true;
                 continue;
             }

@@ -1,0 +1,111 @@
+//! The Store's objects, one of its three parts (with the records and the maintenance): blobs,
+//! trees (loose or packed) and what is read through them. `store.objects()` reads;
+//! `writer.objects()` adds under the writer lock. The work is in blob.rs, tree.rs, pack.rs and
+//! locate.rs; this is the whole of what the rest of memorix may ask of them.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use super::locate::Found;
+use super::tree::Tree;
+use super::{Result, Store, Writer};
+use crate::model::{EntryKind, Id, IdPrefix, StorePath};
+
+/// What a reader may ask of the Store's objects.
+#[derive(Clone, Copy)]
+pub struct Objects<'a> {
+    store: &'a Store,
+}
+
+/// The Store's objects under its writer lock.
+#[derive(Clone, Copy)]
+pub struct ObjectsWriter<'a, 's> {
+    writer: &'a Writer<'s>,
+}
+
+impl Store {
+    /// Blobs and trees, read-only.
+    pub fn objects(&self) -> Objects<'_> {
+        Objects { store: self }
+    }
+}
+
+impl<'s> Writer<'s> {
+    /// Blobs and trees added under this writer lock.
+    pub fn objects(&self) -> ObjectsWriter<'_, 's> {
+        ObjectsWriter { writer: self }
+    }
+}
+
+impl Objects<'_> {
+    /// Whether blob `id` is stored.
+    pub fn has_blob(&self, id: &Id) -> bool {
+        self.store.has_blob(id)
+    }
+
+    /// Opens blob `id` for reading.
+    pub fn open_blob(&self, id: &Id) -> Result<File> {
+        self.store.open_blob(id)
+    }
+
+    /// Where blob `id` is (or would be) kept.
+    pub fn blob_path(&self, id: &Id) -> PathBuf {
+        self.store.blob_path(id)
+    }
+
+    /// Reads a tree, checking its hash and form. The empty tree needs no file.
+    pub fn read_tree(&self, id: &Id) -> Result<Tree> {
+        self.store.read_tree(id)
+    }
+
+    /// Whether the tree is stored, loose or in a pack (listing the packs again before saying
+    /// no, since another process may have packed it since this handle looked).
+    pub fn has_tree(&self, id: &Id) -> bool {
+        self.store.has_tree(id)
+    }
+
+    /// A stored tree's bytes, unchecked, with the file they came from (a pack or the loose
+    /// file).
+    pub fn tree_bytes(&self, id: &Id) -> Result<(Vec<u8>, PathBuf)> {
+        self.store.tree_bytes(id)
+    }
+
+    /// The ids of every packed tree (for `push --all`); only the indexes are read.
+    pub fn packed_tree_ids(&self) -> Result<Vec<Id>> {
+        self.store.packed_tree_ids()
+    }
+
+    /// Walks from `root` to `path`; `None` when nothing is there.
+    pub fn lookup(&self, root: &Id, path: &StorePath) -> Result<Option<(EntryKind, Id)>> {
+        self.store.lookup(root, path)
+    }
+
+    /// Every file under tree `root`, with its blob.
+    pub fn walk_files(&self, root: &Id) -> Result<Vec<(StorePath, Id)>> {
+        self.store.walk_files(root)
+    }
+
+    /// Every object whose id starts with `prefix`: blobs, trees, generations, derivations and
+    /// environments.
+    pub fn objects_matching(&self, prefix: &IdPrefix) -> Result<Vec<Found>> {
+        self.store.objects_matching(prefix)
+    }
+}
+
+impl ObjectsWriter<'_, '_> {
+    /// Stores `bytes` as a blob (a no-op when it is already there).
+    pub fn put_blob_bytes(&self, bytes: &[u8]) -> Result<Id> {
+        self.writer.put_blob_bytes(bytes)
+    }
+
+    /// Takes a downloaded file that hashes to `id` (checked by the caller) as that blob:
+    /// renamed into place, never copied.
+    pub fn adopt_blob(&self, tmp: &Path, id: &Id, len: u64) -> Result<()> {
+        self.writer.adopt_blob(tmp, id, len)
+    }
+
+    /// Writes a tree object unless it is already stored; returns its id.
+    pub fn put_tree(&self, tree: &Tree) -> Result<Id> {
+        self.writer.put_tree(tree)
+    }
+}
