@@ -1,6 +1,6 @@
 use super::Context;
 use super::render::{self, Text};
-use crate::ops::build::{Activated, BuildOutcome, BuildRequest, HookFailure, build};
+use crate::ops::build::{Activated, BuildOutcome, BuildRequest, HookFailure, build, ignored_by_git};
 use crate::ops::error::Result;
 use crate::ops::git_sources::SourceMove;
 use crate::resolve::Refresh;
@@ -186,7 +186,7 @@ pub(super) fn harness_lines(s: &mut Text, synced: &crate::harness::sync::Synced,
     let committed: Vec<&str> = synced
         .written
         .iter()
-        .filter(|p| crate::harness::ignored_by_git(p).is_none())
+        .filter(|p| ignored_by_git(p).is_none())
         .map(String::as_str)
         .collect();
     if !committed.is_empty() {

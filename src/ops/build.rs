@@ -13,6 +13,9 @@ use crate::deliver::{self, ActivationRecord, Delivery, Look, Shown};
 use crate::harness::{self, sync::Synced};
 use crate::manifest::Manifest;
 use crate::model::Id;
+
+/// Whether git ignores a generated harness file, for build's "to commit" list.
+pub use crate::harness::ignored_by_git;
 use crate::model::harness::AgentsSpec;
 use crate::profile::Profile;
 use crate::remote::transfer::FetchReport;
