@@ -183,12 +183,8 @@ pub(super) fn commit_lines(s: &mut Text, commit: &[String], generated: &[String]
 /// The agent harness files an activation wrote (or a build restored) and removed.
 pub(super) fn harness_lines(s: &mut Text, synced: &crate::harness::sync::Synced, verb: &str) {
     // The skill folders keep themselves out of git: the generated line names them.
-    let committed: Vec<&str> = synced
-        .written
-        .iter()
-        .filter(|p| ignored_by_git(p).is_none())
-        .map(String::as_str)
-        .collect();
+    let committed: Vec<&str> =
+        synced.written.iter().filter(|p| ignored_by_git(p).is_none()).map(String::as_str).collect();
     if !committed.is_empty() {
         s.line(format_args!("{verb} agent harness files: {}", committed.join(", ")));
     }
