@@ -669,11 +669,31 @@ pub fn skill_front_matter(text: &str, folder: &str) -> Result<(), String> {
 }
 
 /// The same paragraph in two loaded files (or twice in one): tokens paid twice per message.
+/// Front matter and memorix's own header (its marker line, which every generated file
+/// shares) are not text the agent reads twice as content, so they are not compared.
 fn duplicates(texts: &[(String, String)], r: &mut HarnessReport) {
+    for ((a, b), bytes) in duplicate_pairs(texts) {
+        let within = if a == b { format!("twice in {a}") } else { format!("in both {a} and {b}") };
+        r.problems.push(Problem {
+            code: "loaded_twice",
+            message: format!(
+                "the same text ({bytes} bytes) is loaded {within}: it costs its tokens twice on every message"
+            ),
+        });
+    }
+}
+
+/// The pairs of files (by name) that share paragraphs, with the bytes they share.
+fn duplicate_pairs(texts: &[(String, String)]) -> BTreeMap<(String, String), usize> {
     let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
     let mut pairs: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (path, text) in texts {
-        for para in text.split("\n\n").map(str::trim).filter(|p| p.len() >= DUPLICATE_MIN) {
+        let body = match front(text) {
+            Some(fm) => text.get(4 + fm.len() + 4..).unwrap_or(""),
+            None => text.as_str(),
+        };
+        let paragraphs = body.split("\n\n").map(str::trim);
+        for para in paragraphs.filter(|p| p.len() >= DUPLICATE_MIN && !p.starts_with(super::MARK)) {
             match seen.get(para) {
                 Some(first) => {
                     *pairs.entry((path_name(first).to_string(), path_name(path).to_string())).or_default() +=
@@ -685,15 +705,7 @@ fn duplicates(texts: &[(String, String)], r: &mut HarnessReport) {
             }
         }
     }
-    for ((a, b), bytes) in pairs {
-        let within = if a == b { format!("twice in {a}") } else { format!("in both {a} and {b}") };
-        r.problems.push(Problem {
-            code: "loaded_twice",
-            message: format!(
-                "the same text ({bytes} bytes) is loaded {within}: it costs its tokens twice on every message"
-            ),
-        });
-    }
+    pairs
 }
 
 /// Whether the harness's file search sees the memory directory.
@@ -806,6 +818,21 @@ mod tests {
         assert!(skill_front_matter(&skill(&long, "x"), &long).unwrap_err().contains("65 characters"));
         let wordy = "w".repeat(1025);
         assert!(skill_front_matter(&skill("ok", &wordy), "ok").unwrap_err().contains("1025 characters"));
+    }
+
+    #[test]
+    fn generated_headers_and_front_matter_are_not_loaded_twice() {
+        let rule = |lib: &str| {
+            let head = format!(
+                "---\npaths:\n  - \"**\"\n---\n{}\n# Project memory for `**`\n\n",
+                super::super::MARK
+            );
+            format!("{head}{lib} docs at the version yarn.lock pins, a paragraph long enough to count\n")
+        };
+        let texts = vec![("a.md".to_string(), rule("rollup")), ("b.md".to_string(), rule("globals"))];
+        assert!(duplicate_pairs(&texts).is_empty());
+        let same = vec![("a.md".to_string(), rule("rollup")), ("b.md".to_string(), rule("rollup"))];
+        assert_eq!(duplicate_pairs(&same).len(), 1);
     }
 
     #[test]
