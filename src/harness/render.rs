@@ -362,7 +362,9 @@ fn fit(entries: Vec<(String, Vec<String>)>, room: usize) -> Vec<(String, Vec<Str
 fn scoped_text(ix: &Index, m: &IndexMount, globs: &[String], budget: u64) -> String {
     let globs = glob_list(globs);
     let mut s = format!(
-        "# Project memory for {globs}\n\n{}\n\nRead-only memory (memorix environment `{}`); read these files before \
+        // One paragraph with the mount's own description: two pointers of one scope share no
+        // paragraph, so a harness that loads both pays for no text twice.
+        "# Project memory for {globs}\n\n{}\nRead-only memory (memorix environment `{}`); read these files before \
          working on files matching {globs}:\n\n",
         inline(&describe(m)),
         ix.environment.short()
