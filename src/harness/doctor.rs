@@ -370,9 +370,7 @@ fn scoped_rules(
 
 /// The front matter block of `text`, if it starts with one.
 fn front(text: &str) -> Option<&str> {
-    let rest = text.strip_prefix("---\n")?;
-    let end = rest.find("\n---\n").map(|i| i + 1).or_else(|| rest.strip_suffix("---\n").map(str::len))?;
-    Some(&rest[..end])
+    super::split_front(text).map(|(fm, _)| fm)
 }
 
 /// A scoped rule's globs (`None`: loaded always), or why its harness would reject it.
@@ -688,10 +686,7 @@ fn duplicate_pairs(texts: &[(String, String)]) -> BTreeMap<(String, String), usi
     let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
     let mut pairs: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (path, text) in texts {
-        let body = match front(text) {
-            Some(fm) => text.get(4 + fm.len() + 4..).unwrap_or(""),
-            None => text.as_str(),
-        };
+        let body = super::split_front(text).map_or(text.as_str(), |(_, body)| body);
         let paragraphs = body.split("\n\n").map(str::trim);
         for para in paragraphs.filter(|p| p.len() >= DUPLICATE_MIN && !p.starts_with(super::MARK)) {
             match seen.get(para) {

@@ -217,8 +217,8 @@ fn managed(inner: &str) -> String {
 
 /// The skill with the generated-by line after its front matter (which must come first).
 fn marked_skill(skill: &str) -> String {
-    match skill.strip_prefix("---\n").and_then(|rest| rest.find("\n---\n").map(|i| i + 4 + 5)) {
-        Some(end) => format!("{}{MARK}\n{}", &skill[..end], &skill[end..]),
+    match super::split_front(skill) {
+        Some((front, body)) => format!("---\n{front}---\n{MARK}\n{body}"),
         None => format!("{MARK}\n{skill}"),
     }
 }
