@@ -46,23 +46,26 @@ pub struct Output {
     pub body: Body,
 }
 
-/// Every file `spec` asks for, sorted by path.
-pub fn outputs(spec: &AgentsSpec, ix: &Index, skill: &str) -> Vec<Output> {
+/// Every file `spec` asks for, sorted by path. `user` is the size of the user's own text in
+/// an entry file (outside memorix's block), which a loader that caps the whole file counts too.
+pub fn outputs(spec: &AgentsSpec, ix: &Index, skill: &str, user: &dyn Fn(&str) -> u64) -> Vec<Output> {
     use HarnessName::*;
     let mut out = Vec::new();
     let whole = |path: String, text: String| Output { path, body: Body::Whole(text) };
     let block = |path: &str, inner: String| Output { path: path.into(), body: Body::Block(managed(&inner)) };
     let budget = index_budget(spec);
     let members = members(spec);
-    let index = || index_text(ix, spec, &members, budget.saturating_sub(managed("").len() as u64));
+    let markers = managed("").len() as u64;
+    let index = || index_text(ix, spec, &members, budget.saturating_sub(markers));
+    let room = |path: &str| entry_budget(spec, user(path)).saturating_sub(markers);
     let agents_md = spec.writes_agents_md();
     // The file that carries the index for harnesses that also load it.
     let carrier = if agents_md { "AGENTS.md" } else { "CLAUDE.md" };
     if agents_md {
-        out.push(block("AGENTS.md", index()));
+        out.push(block("AGENTS.md", index_text(ix, spec, &members, room("AGENTS.md"))));
         for (dir, mounts) in &members {
-            let inner = member_text(ix, spec, dir, mounts, budget.saturating_sub(managed("").len() as u64));
-            out.push(block(&format!("{dir}/AGENTS.md"), inner));
+            let path = format!("{dir}/AGENTS.md");
+            out.push(block(&path, member_text(ix, spec, dir, mounts, room(&path))));
         }
     }
     for (h, file) in [(Claude, "CLAUDE.md"), (Gemini, "GEMINI.md")] {
@@ -136,6 +139,14 @@ fn index_budget(spec: &AgentsSpec) -> u64 {
         .filter_map(|h| h.conventions().char_caps)
         .map(|c| c.per_file)
         .fold(spec.index_budget, u64::min)
+}
+
+/// The budget of the block in an AGENTS.md holding `user` bytes of the user's own text: a
+/// loader that caps the file (Windsurf reads 6,000 characters of it) counts the user's text
+/// first, so the block gets what is left, within `index-budget`.
+fn entry_budget(spec: &AgentsSpec, user: u64) -> u64 {
+    let caps = spec.harnesses.iter().filter_map(|h| h.conventions().char_caps);
+    caps.map(|c| c.per_file.saturating_sub(user)).fold(spec.index_budget, u64::min)
 }
 
 /// The workspace members that own path-scoped mounts: member folder -> its mounts' paths.
@@ -419,7 +430,7 @@ mod tests {
     #[test]
     fn the_index_block_stays_within_the_budget_and_points_at_index_md() {
         for (files, budget) in [(600, 8192), (600, 2048), (3, 8192), (600, 300)] {
-            let out = outputs(&spec(budget), &index(files), "---\nname: memorix\n---\nbody\n");
+            let out = outputs(&spec(budget), &index(files), "---\nname: memorix\n---\nbody\n", &|_| 0);
             let agents = out.iter().find(|o| o.path == "AGENTS.md").unwrap();
             let Body::Block(text) = &agents.body else { panic!() };
             assert!(text.len() as u64 <= budget.max(700), "{files} files, {budget}: {} bytes", text.len());
@@ -430,7 +441,7 @@ mod tests {
 
     #[test]
     fn outputs_are_sorted_and_the_skill_keeps_its_front_matter_first() {
-        let out = outputs(&spec(8192), &index(3), "---\nname: memorix\n---\nbody\n");
+        let out = outputs(&spec(8192), &index(3), "---\nname: memorix\n---\nbody\n", &|_| 0);
         let paths: Vec<&str> = out.iter().map(|o| o.path.as_str()).collect();
         let mut sorted = paths.clone();
         sorted.sort();

@@ -264,6 +264,15 @@ fn entry_target(project: &Confined, rel: &str) -> Result<PathBuf> {
     Err(crate::confine::Error::Linked { path: abs, target: dest }.into())
 }
 
+/// The bytes of the user's own text in entry file `rel`, outside memorix's block, with the
+/// blank line [`with_block`] puts between them (0 when the file is absent or unreadable:
+/// [`plan`] reports why).
+pub fn user_len(project: &Confined, rel: &str) -> u64 {
+    let text = entry_target(project, rel).ok().and_then(|t| crate::confine::read_text(&t).ok().flatten());
+    let own = text.and_then(|t| without_block(rel, &t).ok()).unwrap_or_default();
+    if own.is_empty() { 0 } else { own.len() as u64 + 2 }
+}
+
 /// A file memorix wrote whole carries the generated-by line near its top (after front
 /// matter; as a `#` comment in a `.gitignore`), or is the skill `memorix skill --install` wrote.
 fn ours(text: &str) -> bool {

@@ -126,7 +126,8 @@ pub(super) fn harness_outputs(
     match spec {
         Some(spec) => {
             let index = harness::index(delivery, project.manifest.memory.as_str());
-            Some(harness::outputs(spec, &index, harness::SKILL))
+            let user = |rel: &str| harness::sync::user_len(&project.confined, rel);
+            Some(harness::outputs(spec, &index, harness::SKILL, &user))
         }
         None if harness::sync::Record::load(&project.state_dir).is_some() => Some(Vec::new()),
         None => None,

@@ -388,3 +388,34 @@ fn members_must_be_folder_globs_inside_the_project() {
     let out = env.run(&["doctor", "--cwd", "../x"]).expect(2);
     assert!(out.stderr.contains("memorix::doctor::bad_cwd"), "{}", out.stderr);
 }
+
+/// Windsurf reads 6,000 characters of AGENTS.md, the user's own text included: the block gets
+/// what the user's text leaves, and follows it when the user's text grows or shrinks.
+#[test]
+fn the_block_in_agents_md_shares_windsurfs_cap_with_the_users_text() {
+    let env = project(r#"["agents-md", "windsurf"]"#, "");
+    for i in 0..300 {
+        env.write(&format!("vendor-docs/httpx/guide-{i:03}.md"), &format!("# Guide {i}\n\nText.\n"));
+    }
+    let line = "Run the unit tests before you push, and keep each commit to one change.\n";
+    let own = line.repeat(3300 / line.len());
+    env.write("AGENTS.md", &own);
+    env.run(&["build"]).ok();
+    let chars = |env: &TestEnv| fs::read_to_string(env.project.join("AGENTS.md")).unwrap().chars().count();
+    let text = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
+    assert!(text.starts_with(&own), "the user's text stays first and whole");
+    assert!(text.contains("more files: `.memory/INDEX.md`"), "{text}");
+    assert!((5_500..=6_000).contains(&chars(&env)), "{} characters", chars(&env));
+    let clean = |env: &TestEnv| {
+        problems(&env.run(&["doctor", "--json", "--harness", "windsurf"]).ok().json(), "windsurf")
+    };
+    assert_eq!(clean(&env), Vec::<String>::new());
+    // The user's text grows: the next build gives the block less room, and no more.
+    let grown = format!("{own}{}", line.repeat(20));
+    env.write("AGENTS.md", &grown);
+    env.run(&["build"]).ok();
+    let text = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
+    assert!(text.starts_with(&grown) && text.contains("## Project memory"), "{text}");
+    assert!((5_500..=6_000).contains(&chars(&env)), "{} characters", chars(&env));
+    assert_eq!(clean(&env), Vec::<String>::new());
+}
