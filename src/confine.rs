@@ -23,7 +23,7 @@ pub enum Error {
 
     #[error("{} leads outside the project (to {})", path.display(), target.display())]
     #[diagnostic(
-        code(memorix::project::outside),
+        code(memorix::confine::outside),
         help(
             "memorix reads and writes only inside the project; replace the symlink with a real file or directory, or remove it"
         )
@@ -32,7 +32,7 @@ pub enum Error {
 
     #[error("{} is a symbolic link (to {}); memorix writes agent harness files only as real files", path.display(), target.display())]
     #[diagnostic(
-        code(memorix::project::linked),
+        code(memorix::confine::linked),
         help(
             "a link would carry the write elsewhere, even inside the project (AGENTS.md -> .git/config); only a link from one entry file to another (CLAUDE.md -> AGENTS.md) is followed. Replace the link with a real file or directory, or remove it"
         )
@@ -41,13 +41,13 @@ pub enum Error {
 
     #[error("{} is {} MiB; memorix reads project files of at most {} MiB", path.display(), size >> 20, MAX_FILE >> 20)]
     #[diagnostic(
-        code(memorix::project::too_large),
+        code(memorix::confine::too_large),
         help("a manifest, lock or pin file that large is not one a tool wrote; check the file")
     )]
     TooLarge { path: PathBuf, size: u64 },
 
     #[error("{} is a {what}, where memorix expects a regular file or directory", path.display())]
-    #[diagnostic(code(memorix::project::special_file), help("remove it; memorix never opens special files"))]
+    #[diagnostic(code(memorix::confine::special_file), help("remove it; memorix never opens special files"))]
     Special { path: PathBuf, what: &'static str },
 }
 

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use miette::Diagnostic;
 
 use crate::diagnostics::{FromIo, IoError};
-use crate::manifest::{Delivery as Mode, Manifest};
+use crate::manifest::{DeliveryMode as Mode, Manifest};
 use crate::model::Id;
 use crate::model::path::ancestors;
 use crate::progress::Progress;
@@ -24,8 +24,8 @@ use crate::store::checkout::{Dirs, exchange, fill_tree, remove_readonly_tree};
 use crate::store::derivation::Provenance;
 use crate::store::{Store, fsutil};
 use crate::view::artifacts;
-use crate::view::derivation::DerivationPlan;
-use crate::view::environment::EnvironmentPlan;
+use crate::view::derivation_plan::DerivationPlan;
+use crate::view::environment_plan::EnvironmentPlan;
 pub use placement::Placement;
 
 pub use crate::manifest::{GENERATED, INDEX};

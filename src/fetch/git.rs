@@ -20,25 +20,25 @@ use crate::model::{self, GitRef};
 pub enum Error {
     #[error("`git` could not be run: {message}")]
     #[diagnostic(
-        code(memorix::git::missing),
+        code(memorix::fetch::git_missing),
         help("install git; memorix runs it for [sources] that name a repository")
     )]
     Missing { message: String },
 
     #[error("git {action} {url} failed: {stderr}")]
     #[diagnostic(
-        code(memorix::git::failed),
+        code(memorix::fetch::git_failed),
         help("check the URL and your access to it (`git ls-remote {url}`)")
     )]
     Failed { action: &'static str, url: String, stderr: String },
 
     #[error("{url} has no {follows}")]
-    #[diagnostic(code(memorix::git::no_ref), help("`git ls-remote {url}` lists its branches and tags"))]
+    #[diagnostic(code(memorix::fetch::git_no_ref), help("`git ls-remote {url}` lists its branches and tags"))]
     NoRef { url: String, follows: String },
 
     #[error("commit {commit} is no longer in {url} (was the branch force-pushed?)")]
     #[diagnostic(
-        code(memorix::git::commit_gone),
+        code(memorix::fetch::git_commit_gone),
         help(
             "memorix.lock pins that commit; `memorix update --source {place}` moves it to what {url} has now"
         )
@@ -46,12 +46,12 @@ pub enum Error {
     CommitGone { url: String, commit: String, place: String },
 
     #[error("--offline forbids fetching {url}")]
-    #[diagnostic(code(memorix::git::offline), help("run without --offline to fetch the git source"))]
+    #[diagnostic(code(memorix::fetch::git_offline), help("run without --offline to fetch the git source"))]
     Offline { url: String },
 
     #[error("{url:?} is not a repository URL memorix hands to git: it {why}")]
     #[diagnostic(
-        code(memorix::git::bad_url),
+        code(memorix::fetch::git_bad_url),
         help(
             "name the repository by an https://, ssh:// or file:// URL (or user@host:path) in memorix.toml"
         )
@@ -59,7 +59,7 @@ pub enum Error {
     BadUrl { url: String, why: &'static str },
 
     #[error("{url} at {commit} has no `{path}`")]
-    #[diagnostic(code(memorix::git::no_path), help("fix `path` of the source in memorix.toml"))]
+    #[diagnostic(code(memorix::fetch::git_no_path), help("fix `path` of the source in memorix.toml"))]
     NoPath { url: String, commit: String, path: String },
 }
 

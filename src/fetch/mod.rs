@@ -28,9 +28,9 @@ use crate::model::{Id, Locator, StorePath};
 use crate::pins::{Ecosystem, PinnedArtifact};
 use crate::progress::Progress;
 use crate::store::Writer;
-use crate::store::edit::Dir;
 use crate::store::fetched::FetchRecord;
 use crate::store::ingest::VersionLabel;
+use crate::store::merkle::Dir;
 use crate::store::tree::Tree;
 
 /// A registry memorix fetches from.

@@ -31,7 +31,7 @@ pub enum Error {
 
     #[error("{path} exists, and memorix did not write it: it will not overwrite your file")]
     #[diagnostic(
-        code(memorix::agents::occupied),
+        code(memorix::harness::occupied),
         help(
             "memorix generates this file for an agent harness in [agents]; move your file elsewhere (or delete it), or drop the harness or the mount's applies-to"
         )
@@ -40,7 +40,7 @@ pub enum Error {
 
     #[error("{path}: the memorix block markers are damaged ({why})")]
     #[diagnostic(
-        code(memorix::agents::damaged_block),
+        code(memorix::harness::damaged_block),
         help(
             "memorix edits only the text between one `<!-- memorix:begin -->` line and one `<!-- memorix:end -->` line after it; fix the markers by hand (or delete both and the text between), then run `memorix build`. Your text was not changed"
         )

@@ -16,7 +16,7 @@ use crate::diagnostics::Quoted;
 use crate::diagnostics::{FromIo, IoError};
 use crate::model::version::MatchPolicy;
 use crate::model::{GitRef, HarnessName, Locator, NameProblem, RemoteUrl, Selector, StorePath, git};
-pub use raw::Delivery;
+pub use raw::DeliveryMode;
 use raw::RawManifest;
 
 pub const FILE: &str = "memorix.toml";
@@ -38,7 +38,7 @@ pub struct Manifest {
     pub intent: Option<String>,
     /// The memory directory, relative to the project.
     pub memory: StorePath,
-    pub delivery: Delivery,
+    pub delivery: DeliveryMode,
     pub sources: Vec<SourceDecl>,
     /// `[sources]` entries that are git repositories.
     pub git_sources: Vec<GitSourceDecl>,
@@ -433,8 +433,8 @@ impl Parser<'_> {
         let Some(confined) = &self.confined else { return Ok(()) };
         confined.check(abs).map_err(|e| {
             let code = match e {
-                confine::Error::Special { .. } => "memorix::project::special_file",
-                _ => "memorix::project::outside",
+                confine::Error::Special { .. } => "memorix::confine::special_file",
+                _ => "memorix::confine::outside",
             };
             let help = e.help().map(|h| h.to_string()).unwrap_or_default();
             self.ctx.err(span, code, e.to_string(), "here", help)

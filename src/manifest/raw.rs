@@ -115,12 +115,12 @@ pub struct RawProject {
     /// Where the profile activates, relative to the project (default `.memory`).
     pub memory: Option<String>,
     /// How files are placed in the memory directory (default `auto`).
-    pub delivery: Option<Delivery>,
+    pub delivery: Option<DeliveryMode>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Delivery {
+pub enum DeliveryMode {
     /// Reflink where the file system can, else copy.
     #[default]
     Auto,

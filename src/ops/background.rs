@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use super::context::Context;
 use super::error::Result;
 use crate::diagnostics::FromIo;
-use crate::store::lock::{take_handoff, take_over};
+use crate::store::mutex::{take_handoff, take_over};
 
 /// The hidden subcommands the detached process runs.
 pub const FILL_SPARES: &str = "__fill-spares";

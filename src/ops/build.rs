@@ -26,8 +26,8 @@ use crate::store::quest::{self, QuestKind, ResolveRecord};
 use crate::store::{Store, Writer, fsutil};
 pub use crate::view::artifacts::HookFailure;
 use crate::view::artifacts::Hooks;
-use crate::view::derivation::DerivationPlan;
-use crate::view::environment::EnvironmentPlan;
+use crate::view::derivation_plan::DerivationPlan;
+use crate::view::environment_plan::EnvironmentPlan;
 
 pub struct BuildRequest {
     /// Materialise exactly the lock; refuse (exit 1) when it is stale.
@@ -266,7 +266,7 @@ impl BuildOutcome {
 pub fn build(ctx: &mut Context, req: &BuildRequest) -> Result<BuildOutcome> {
     check_refresh(&ctx.project()?.manifest, &req.refresh)?;
     super::fetch::refuse_unfetchable(ctx)?;
-    let _project_lock = ctx.lock_project()?;
+    let _project_lock = ctx.guard_project()?;
     let ctx = &*ctx;
     let project = ctx.project()?;
     let m = &project.manifest;

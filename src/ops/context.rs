@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::error::Result;
-use super::project::{Project, ProjectLock};
+use super::project::{Project, ProjectGuard};
 use crate::fetch::Registries;
 use crate::manifest::Manifest;
 use crate::model::RemoteUrl;
@@ -55,11 +55,11 @@ impl<'p> Context<'p> {
         self.project().ok()
     }
 
-    /// Takes the project's lock (see [`Project::lock`]); held until the guard is dropped.
-    pub fn lock_project(&mut self) -> Result<ProjectLock> {
+    /// Takes the project mutex (see [`Project::guard`]); held until the guard is dropped.
+    pub fn guard_project(&mut self) -> Result<ProjectGuard> {
         self.project()?;
         let project = self.project.get_mut().expect("just opened");
-        project.lock(self.progress)
+        project.guard(self.progress)
     }
 
     /// memorix.toml was written: the project is opened again when next asked for.

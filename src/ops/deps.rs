@@ -408,7 +408,7 @@ fn fetch_planned(
         return Ok(problems);
     }
     let trial = manifest::parse(&doc.to_string(), "memorix.toml", &m.dir)?;
-    let _project_lock = ctx.lock_project()?;
+    let _project_lock = ctx.guard_project()?;
     let ctx = &*ctx;
     let writer = ctx.writer()?;
     writer.maintenance().heal_latest()?;

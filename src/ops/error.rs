@@ -88,7 +88,7 @@ pub enum Error {
 
     #[error("git source `{source_key}` at commit {commit} gives {got}, but memorix.lock has {locked}")]
     #[diagnostic(
-        code(memorix::git::content_mismatch),
+        code(memorix::ops::git_content_mismatch),
         help(
             "the commit's content is not what was locked (a rewritten repository?); inspect it, then `memorix update --source {source_key}` to accept what it holds now"
         )
@@ -97,13 +97,13 @@ pub enum Error {
 
     #[error("cannot {verb}: {count} objects memorix.lock names are not in the Store (the first: {first})")]
     #[diagnostic(
-        code(memorix::lock::objects_missing),
+        code(memorix::ops::objects_missing),
         help("{why}. The lock holds: nothing it was made from changed")
     )]
     ObjectsMissing { verb: &'static str, count: usize, first: String, why: String },
 
     #[error("memorix.toml has no git source `{key}`")]
-    #[diagnostic(code(memorix::manifest::unknown_source), help("the git sources are: {}", if known.is_empty() { "none".to_string() } else { known.join(", ") }))]
+    #[diagnostic(code(memorix::build::unknown_git_source), help("the git sources are: {}", if known.is_empty() { "none".to_string() } else { known.join(", ") }))]
     UnknownGitSource { key: String, known: Vec<String> },
 
     #[error("unknown agent harness `{name}`")]
@@ -130,32 +130,29 @@ pub enum Error {
     NoPinFilesToRead,
 
     #[error("memorix.toml has no mount `{name}`")]
-    #[diagnostic(code(memorix::manifest::unknown_mount), help("{}", mount_choices(suggestion, known)))]
+    #[diagnostic(code(memorix::ops::unknown_mount), help("{}", mount_choices(suggestion, known)))]
     UnknownMount { name: String, known: Vec<String>, suggestion: Option<String> },
 
     #[error("{}: invalid TOML: {message}", path.display())]
     #[diagnostic(
-        code(memorix::edit::invalid_toml),
+        code(memorix::ops::invalid_toml),
         help("fix memorix.toml by hand; `memorix build` points at the line")
     )]
     InvalidToml { path: PathBuf, message: String },
 
     #[error("{what} in memorix.toml is not a table")]
-    #[diagnostic(
-        code(memorix::edit::not_a_table),
-        help("write it as a [table] so `memorix add` can edit it")
-    )]
+    #[diagnostic(code(memorix::ops::not_a_table), help("write it as a [table] so `memorix add` can edit it"))]
     NotATable { what: String },
 
     #[error("quest {quest} is an environment's; `add --quest` takes a derivation quest")]
     #[diagnostic(
-        code(memorix::edit::environment_quest),
+        code(memorix::add::environment_quest),
         help("`memorix quest search TEXT` lists both kinds; pick a derivation")
     )]
     EnvironmentQuest { quest: String },
 
     #[error("this project has no active environment")]
-    #[diagnostic(code(memorix::profile::none_active), help("run `memorix build` first"))]
+    #[diagnostic(code(memorix::ops::no_active_environment), help("run `memorix build` first"))]
     NoActiveEnvironment,
 
     #[error("this project has no profile generations yet")]
@@ -220,15 +217,15 @@ pub enum Error {
     CheckoutNotEmpty { dir: PathBuf },
 
     #[error("memorix.lock is missing")]
-    #[diagnostic(code(memorix::lock::missing), help("run `memorix lock` (or `memorix build`)"))]
+    #[diagnostic(code(memorix::remote::lock_missing), help("run `memorix lock` (or `memorix build`)"))]
     LockMissing,
 
     #[error("memorix.lock has git merge-conflict markers (the first at line {line})")]
-    #[diagnostic(code(memorix::lock::conflicted), help("run `memorix lock` to heal it"))]
+    #[diagnostic(code(memorix::remote::lock_conflicted), help("run `memorix lock` to heal it"))]
     LockConflicted { line: usize },
 
     #[error("`{0}` is not an id or id prefix")]
-    #[diagnostic(code(memorix::show::bad_id), help("give at least 8 hex digits, with or without `sha256:`"))]
+    #[diagnostic(code(memorix::ops::bad_id), help("give at least 8 hex digits, with or without `sha256:`"))]
     BadId(String),
 
     #[error("no object in the store has an id starting with {prefix}")]
@@ -240,7 +237,7 @@ pub enum Error {
 
     #[error("no environment in the store has an id starting with {prefix}")]
     #[diagnostic(
-        code(memorix::show::unknown_environment),
+        code(memorix::profile::unknown_environment),
         help("`memorix profile` lists this project's environments")
     )]
     UnknownEnvironment { prefix: String },
@@ -250,7 +247,7 @@ pub enum Error {
     UnknownQuest { prefix: String },
 
     #[error("id prefix {prefix} is ambiguous: {}", candidates.join(", "))]
-    #[diagnostic(code(memorix::show::ambiguous_id), help("type more hex digits"))]
+    #[diagnostic(code(memorix::ops::ambiguous_id), help("type more hex digits"))]
     AmbiguousId { prefix: String, candidates: Vec<String> },
 
     #[error("`memorix {command}` has no --json output: it prints {prints}")]
@@ -259,7 +256,7 @@ pub enum Error {
 
     #[error("`{dir}` is a directory; cat prints one file")]
     #[diagnostic(
-        code(memorix::resolve::is_directory),
+        code(memorix::cat::is_directory),
         help("`memorix ls {dir}` lists it{}", first.as_ref().map(|f| format!("; e.g. `memorix cat {f}`")).unwrap_or_default())
     )]
     IsDirectory { dir: String, first: Option<String> },

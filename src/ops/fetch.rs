@@ -175,7 +175,7 @@ pub(crate) fn refuse_unfetchable(ctx: &Context) -> Result<()> {
 /// `memorix fetch [LIB...]`: fetches what the project's `@pin` mounts need and the Store
 /// lacks (only the named libraries, when some are named), without building.
 pub fn fetch(ctx: &mut Context, libraries: &[String]) -> Result<Vec<Fetched>> {
-    let _project_lock = ctx.lock_project()?;
+    let _project_lock = ctx.guard_project()?;
     let ctx = &*ctx;
     let project = ctx.project()?;
     let writer = ctx.writer()?;

@@ -81,7 +81,7 @@ pub enum Healed {
 }
 
 pub fn lock(ctx: &mut Context) -> Result<LockOutcome> {
-    let _project_lock = ctx.lock_project()?;
+    let _project_lock = ctx.guard_project()?;
     let ctx = &*ctx;
     let writer = ctx.writer()?;
     writer.maintenance().heal_latest()?;

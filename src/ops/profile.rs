@@ -37,7 +37,7 @@ pub struct Moved {
 }
 
 pub fn move_to(ctx: &mut Context, target: Target) -> Result<Moved> {
-    let _lock = ctx.lock_project()?;
+    let _lock = ctx.guard_project()?;
     let ctx = &*ctx;
     let project = ctx.project()?;
     let store = ctx.store()?;

@@ -55,12 +55,12 @@ pub fn ensure_state_dir(state_dir: &Path) -> Result<()> {
 
 /// `.memorix/lock`, held until dropped, unless a detached fill asked for was handed it
 /// ([`super::background::fill_memory_later`]).
-pub struct ProjectLock {
+pub struct ProjectGuard {
     file: File,
     state_dir: PathBuf,
 }
 
-impl Drop for ProjectLock {
+impl Drop for ProjectGuard {
     fn drop(&mut self) {
         super::background::hand_over_project(&self.state_dir, &self.file);
     }
@@ -98,15 +98,15 @@ impl Project {
         Ok(Project { manifest, manifest_text, lock_path, state_dir, confined, lock_file: OnceCell::new() })
     }
 
-    /// Takes `.memorix/lock` (always before the store's lock), then removes what an
+    /// Takes the project mutex `.memorix/lock` (always before the Store's writer mutex), then removes what an
     /// interrupted command left: a staged or parked memory tree and half-written state files.
     /// memorix.lock, if it was read before, is read again when next asked for: another
     /// command may have written it while this one waited.
-    pub fn lock(&mut self, progress: &dyn Progress) -> Result<ProjectLock> {
+    pub fn guard(&mut self, progress: &dyn Progress) -> Result<ProjectGuard> {
         self.lock_file.take();
         ensure_state_dir(&self.state_dir)?;
         let filling = super::background::memory_marker(&self.state_dir);
-        let lock = crate::store::lock::lock_exclusive(&self.state_dir, &filling, progress)?;
+        let lock = crate::store::mutex::lock_exclusive(&self.state_dir, &filling, progress)?;
         // Holding the lock, no fill is running: a marker left is from one that was killed.
         let _ = std::fs::remove_file(&filling);
         for leftover in ["tmp/stage", "tmp/parked"] {
@@ -117,7 +117,7 @@ impl Project {
                 let _ = std::fs::remove_file(e.path());
             }
         }
-        Ok(ProjectLock { file: lock, state_dir: self.state_dir.clone() })
+        Ok(ProjectGuard { file: lock, state_dir: self.state_dir.clone() })
     }
 
     /// What memorix.lock holds, read and parsed at the first call.

@@ -148,7 +148,7 @@ pub struct PullReport {
 /// Fetches what the store lacks of the project's lock from one remote, and merges the
 /// remote's records of the project's quests into the store's.
 pub fn pull(ctx: &mut Context, remote: Option<&str>) -> Result<PullReport> {
-    let _project_lock = ctx.lock_project()?;
+    let _project_lock = ctx.guard_project()?;
     let ctx = &*ctx;
     let project = ctx.project()?;
     let lock = clean_lock(project)?;

@@ -32,7 +32,7 @@ pub fn verify_project(ctx: &mut Context) -> Result<VerifyReport> {
         return Ok(report);
     }
     // The project's lock first, as every writer takes them.
-    let _project = ctx.lock_project()?;
+    let _project = ctx.guard_project()?;
     let ctx = &*ctx;
     let (project, store) = (ctx.project()?, ctx.store()?);
     let _writers = store.hold_writers(progress)?;

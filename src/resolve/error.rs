@@ -63,7 +63,7 @@ pub enum Error {
     },
 
     #[error("memorix.lock: mount `{mount}` {problem}")]
-    #[diagnostic(code(memorix::lock::mismatch), help("run `memorix lock`"))]
+    #[diagnostic(code(memorix::resolve::lock_mismatch), help("run `memorix lock`"))]
     LockMismatch { mount: String, problem: String },
 }
 

@@ -20,8 +20,8 @@ use crate::pins::{Pins, ResolvedPin};
 use crate::store::Store;
 use crate::store::source::{self, Snapshot};
 use crate::store::tree::{Overlay, TreeSource};
-use crate::view::derivation::{self, DerivationPlan, Selected};
-use crate::view::environment::{self, EnvironmentPlan};
+use crate::view::derivation_plan::{self as derivation, DerivationPlan, Selected};
+use crate::view::environment_plan::{self as environment, EnvironmentPlan};
 pub use error::{Error, Result};
 pub use graph::Graph;
 

@@ -13,7 +13,7 @@ use crate::model::{Id, Locator, Selector, StorePath};
 use crate::store::Store;
 use crate::store::source::Snapshot;
 use crate::store::tree::{Overlay, lookup};
-use crate::view::derivation::{DerivationPlan, Selected};
+use crate::view::derivation_plan::{DerivationPlan, Selected};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -119,7 +119,7 @@ impl Writer<'_> {
 
     /// Brings each spare checkout to the tree its live one shows, so the next ingest of the
     /// kind applies only its own changes (run by a detached process, see
-    /// [`super::lock::take_handoff`], which then gives up the lock).
+    /// [`super::mutex::take_handoff`], which then gives up the lock).
     pub(super) fn fill_spares(&self) -> Result<()> {
         for kind in Kind::ALL {
             if fs::symlink_metadata(self.store.latest_checkout(kind)).is_err() {

@@ -60,44 +60,41 @@ pub enum Error {
     Purged { id: Id, paths: String, time: String },
 
     #[error("`{kind}` has no generations in this store yet")]
-    #[diagnostic(
-        code(memorix::resolve::empty_kind),
-        help("add content with `memorix ingest {kind}/PATH SRC`")
-    )]
+    #[diagnostic(code(memorix::store::empty_kind), help("add content with `memorix ingest {kind}/PATH SRC`"))]
     EmptyKind { kind: Kind },
 
     #[error("`{kind}` has no generation {selector}")]
     #[diagnostic(
-        code(memorix::resolve::no_generation),
+        code(memorix::store::no_generation),
         help("`memorix log {kind}` lists the generations this store has")
     )]
     NoSuchGeneration { kind: Kind, selector: String },
 
     #[error("@{selector} names a version, not a generation")]
     #[diagnostic(
-        code(memorix::resolve::not_a_generation),
+        code(memorix::store::not_a_generation),
         help("a generation is @latest, @gN or a hash prefix; versions resolve through `memorix versions`")
     )]
     NotAGeneration { selector: String },
 
     #[error("`{locator}` resolves through a project's [pins]")]
     #[diagnostic(
-        code(memorix::resolve::pin_outside_project),
+        code(memorix::store::pin_outside_project),
         help("use @pin in a memorix.toml mount, or name a version with @vVERSION")
     )]
     PinOutsideProject { locator: String },
 
     #[error("id prefix {prefix} is ambiguous: {}", candidates.join(", "))]
-    #[diagnostic(code(memorix::show::ambiguous_id), help("type more hex digits"))]
+    #[diagnostic(code(memorix::store::ambiguous_id), help("type more hex digits"))]
     AmbiguousId { prefix: String, candidates: Vec<String> },
 
     #[error("`{path}` does not exist in {kind}@g{seq}")]
-    #[diagnostic(code(memorix::resolve::not_found), help("`memorix ls {kind}/` lists what is there"))]
+    #[diagnostic(code(memorix::store::not_found), help("`memorix ls {kind}/` lists what is there"))]
     PathNotFound { kind: Kind, path: String, seq: u64 },
 
     #[error("the store has no versions of `{library}` at {place}")]
     #[diagnostic(
-        code(memorix::resolve::no_versions),
+        code(memorix::store::no_versions),
         help(
             "ingest one with `memorix ingest {place} DIR --version X` (`memorix versions` lists what the store has)"
         )
@@ -108,7 +105,7 @@ pub enum Error {
         "no version of `{library}` in the store matches {wanted} (match = \"{policy}\"); the store has: {available}"
     )]
     #[diagnostic(
-        code(memorix::resolve::no_acceptable_version),
+        code(memorix::store::no_acceptable_version),
         help(
             "ingest the docs for {wanted} with `memorix ingest ... --version {wanted}`, or loosen the mount's `match`"
         )
@@ -116,38 +113,38 @@ pub enum Error {
     NoAcceptableVersion { library: String, wanted: String, policy: &'static str, available: String },
 
     #[error("`{path}` is a file, but the locator ends with `/` (a subtree)")]
-    #[diagnostic(code(memorix::resolve::not_directory), help("drop the trailing `/` to name the file"))]
+    #[diagnostic(code(memorix::store::not_directory), help("drop the trailing `/` to name the file"))]
     NotDirectory { path: String },
 
     #[error("nothing to ingest")]
     #[diagnostic(
-        code(memorix::ingest::no_source),
+        code(memorix::store::no_source),
         help("name at least one SRC (a file, a directory, or - for standard input)")
     )]
     NothingToIngest,
 
     #[error("standard input has no file name to place inside a directory")]
     #[diagnostic(
-        code(memorix::ingest::stdin_needs_name),
+        code(memorix::store::stdin_needs_name),
         help("name the file in DEST, e.g. `memorix ingest {dest}notes.md -`")
     )]
     StdinNeedsName { dest: String },
 
     #[error("standard input cannot be a project source")]
-    #[diagnostic(code(memorix::ingest::stdin_source), help("name a folder inside the project in [sources]"))]
+    #[diagnostic(code(memorix::store::stdin_source), help("name a folder inside the project in [sources]"))]
     StdinSource,
 
     #[error("{} has no file name", path.display())]
-    #[diagnostic(code(memorix::ingest::no_file_name), help("name a file or a directory, not `..` or `/`"))]
+    #[diagnostic(code(memorix::store::no_file_name), help("name a file or a directory, not `..` or `/`"))]
     NoFileName { path: PathBuf },
 
     #[error("source {} does not exist", path.display())]
-    #[diagnostic(code(memorix::ingest::missing_source), help("check the path; `-` reads standard input"))]
+    #[diagnostic(code(memorix::store::missing_source), help("check the path; `-` reads standard input"))]
     SourceMissing { path: PathBuf },
 
     #[error("symlink {} points outside the source ({})", path.display(), target.display())]
     #[diagnostic(
-        code(memorix::ingest::escaping_symlink),
+        code(memorix::store::escaping_symlink),
         help(
             "memorix stores a symlink only as the file it points to inside the source; copy the target in, or ignore the link in .memorixignore"
         )
@@ -156,28 +153,28 @@ pub enum Error {
 
     #[error("symlink {} points to nothing ({})", path.display(), target.display())]
     #[diagnostic(
-        code(memorix::ingest::dangling_symlink),
+        code(memorix::store::dangling_symlink),
         help("remove the link, or list it in a .memorixignore file inside the source")
     )]
     DanglingSymlink { path: PathBuf, target: PathBuf },
 
     #[error("{} is a {what}, not a regular file or directory", path.display())]
     #[diagnostic(
-        code(memorix::ingest::special_file),
+        code(memorix::store::special_file),
         help("list it in a .memorixignore file inside the source to skip it")
     )]
     SpecialFile { path: PathBuf, what: &'static str },
 
     #[error("{} has a name that is not valid UTF-8", path.display())]
-    #[diagnostic(code(memorix::ingest::non_utf8), help("rename the file, or list it in .memorixignore"))]
+    #[diagnostic(code(memorix::store::non_utf8), help("rename the file, or list it in .memorixignore"))]
     NonUtf8Name { path: PathBuf },
 
     #[error("{} has a name memorix cannot store: {problem}", path.display())]
-    #[diagnostic(code(memorix::ingest::bad_name), help("rename the file, or list it in .memorixignore"))]
+    #[diagnostic(code(memorix::store::bad_name), help("rename the file, or list it in .memorixignore"))]
     BadName { path: PathBuf, problem: &'static str },
 
     #[error("could not walk {}: {message}", path.display())]
-    #[diagnostic(code(memorix::ingest::walk), help("check permissions and symlinks under the source"))]
+    #[diagnostic(code(memorix::store::walk), help("check permissions and symlinks under the source"))]
     Walk { path: PathBuf, message: String },
 }
 

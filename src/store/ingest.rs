@@ -10,10 +10,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::diff::{Change, diff_trees};
-use super::edit::{Dir, TreeEditor};
 use super::error::{Error, Result};
 use super::generation::{GenRef, GenSummary, NextGeneration, VersionTag};
-use super::lock::WriteStats;
+use super::merkle::{Dir, TreeEditor};
+use super::mutex::WriteStats;
 use super::quest::QuestIo;
 use super::source::Layout;
 use super::statcache::StatCache;

@@ -5,7 +5,6 @@ pub mod blob;
 pub mod checkout;
 pub mod derivation;
 pub mod diff;
-pub mod edit;
 pub mod environment;
 pub mod error;
 pub mod fetched;
@@ -14,9 +13,10 @@ pub mod gc;
 pub mod generation;
 pub mod ingest;
 pub mod locate;
-pub mod lock;
 pub mod maintenance;
 pub mod memo;
+pub mod merkle;
+pub mod mutex;
 mod objdir;
 pub mod objects;
 pub mod pack;
@@ -39,7 +39,7 @@ use crate::model::{Id, Kind};
 use crate::progress::Progress;
 
 pub use error::{Error, Result};
-pub use lock::Writer;
+pub use mutex::Writer;
 
 /// The on-disk format this build reads and writes (`store/VERSION`).
 pub const FORMAT_VERSION: u64 = 1;
@@ -121,7 +121,7 @@ impl Store {
     /// Creates the layout under the writer lock, so concurrent first writers agree.
     fn create(root: &Path, progress: &dyn Progress) -> Result<Store> {
         fs::create_dir_all(root).map_err(Error::io("create the store directory", root))?;
-        let _lock = lock::lock_exclusive(root, &lock::filling_marker(root), progress)?;
+        let _lock = mutex::lock_exclusive(root, &mutex::filling_marker(root), progress)?;
         if root.join("VERSION").exists() {
             return Store::open(root);
         }

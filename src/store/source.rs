@@ -12,7 +12,7 @@ use super::error::{Error, Result};
 use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, Locator, Name, NameProblem, StorePath};
 use crate::store::blob::hash_file;
-use crate::store::edit::Dir;
+use crate::store::merkle::Dir;
 use crate::store::tree::Tree;
 use std::collections::HashMap;
 

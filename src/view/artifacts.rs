@@ -10,7 +10,7 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use super::derivation::{Delta, DerivationPlan};
+use super::derivation_plan::{Delta, DerivationPlan};
 use super::error::Result;
 use crate::diagnostics::FromIo;
 use crate::manifest::ArtifactDecl;

@@ -19,25 +19,25 @@ pub enum Error {
 
     #[error("two files claim `{path}`: {first} and {second}, and no rule decides between them")]
     #[diagnostic(
-        code(memorix::conflict::ambiguous),
+        code(memorix::view::ambiguous),
         help("settle it in memorix.toml:\n\n    [overrides]\n    \"{path}\" = \"{first}\"")
     )]
     AmbiguousConflict { path: String, first: String, second: String },
 
     #[error("the override for `{path}` names {named}, which is not a candidate there")]
-    #[diagnostic(code(memorix::conflict::bad_override), help("the candidates at `{path}` are: {}", candidates.join(", ")))]
+    #[diagnostic(code(memorix::view::bad_override), help("the candidates at `{path}` are: {}", candidates.join(", ")))]
     OverrideNotCandidate { path: String, named: String, candidates: Vec<String> },
 
     #[error("the override for `{path}` matches no file in the environment")]
     #[diagnostic(
-        code(memorix::conflict::override_unused),
+        code(memorix::view::override_unused),
         help("fix the path in [overrides], or remove the entry")
     )]
     OverrideUnused { path: String },
 
     #[error("mount `{mount}`: `{path}` is a file ({file}) and a directory ({dir})")]
     #[diagnostic(
-        code(memorix::conflict::file_and_directory),
+        code(memorix::view::file_and_directory),
         help("exclude one of them with `exclude = [...]` in the mount")
     )]
     FileDirClash { mount: String, path: String, file: String, dir: String },

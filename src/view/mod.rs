@@ -3,8 +3,8 @@
 
 pub mod artifacts;
 pub mod conflict;
-pub mod derivation;
-pub mod environment;
+pub mod derivation_plan;
+pub mod environment_plan;
 pub mod error;
 
 pub use error::{Error, Result};

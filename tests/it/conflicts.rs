@@ -29,7 +29,7 @@ fn ambiguous_conflict_names_both_candidates_and_the_override_that_settles_it() {
     env.write("memorix.toml", "[mounts.style]\nselect = [\"rules/a/\", \"rules/b/\"]\n");
     let err = env.run(&["build"]).expect(2).stderr;
     insta::assert_snapshot!(err, @r#"
-    memorix::conflict::ambiguous
+    memorix::view::ambiguous
 
       x two files claim `style/style.md`: rules/a/style.md and rules/b/style.md, and no rule decides between them
       help: settle it in memorix.toml:

@@ -437,7 +437,7 @@ fn a_version_the_registry_does_not_know_keeps_the_resolve_error_with_its_answer(
         &real.replace("name = \"matchit\"\nversion = \"0.9.2\"", "name = \"matchit\"\nversion = \"0.9.99\""),
     );
     let out = run(&env, &reg, &["build"]).expect(2);
-    assert!(out.stderr.contains("memorix::resolve::no_versions"), "{}", out.stderr);
+    assert!(out.stderr.contains("memorix::store::no_versions"), "{}", out.stderr);
     assert!(out.stderr.contains("crates-io has no matchit 0.9.99"), "{}", out.stderr);
     assert!(out.stderr.contains("0.9.2"), "the versions the registry knows: {}", out.stderr);
 }

@@ -132,7 +132,7 @@ fn a_force_pushed_branch_that_lost_the_locked_commit_is_named() {
     git(&repo, &["gc", "-q", "--prune=now"]);
     copy_project_files(&a, &b, &["memorix.toml", "memorix.lock"]);
     let err = b.run(&["build", "--locked"]).expect(2).stderr;
-    assert!(err.contains("memorix::git::commit_gone"), "{err}");
+    assert!(err.contains("memorix::fetch::git_commit_gone"), "{err}");
     assert!(err.contains(&format!("commit {lost} is no longer in file://{}", repo.display())), "{err}");
     assert!(err.contains("`memorix update --source rules/team/`"), "{err}");
     assert!(!b.project.join(".memory").exists());

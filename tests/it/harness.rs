@@ -264,7 +264,7 @@ fn bad_input_is_refused_and_the_users_files_are_never_lost() {
     env.write(".claude/rules/memorix-api.md", "# Our API rule\n");
     let err = env.run(&["build"]).expect(2).stderr;
     assert!(
-        err.contains("memorix::agents::occupied") && err.contains(".claude/rules/memorix-api.md"),
+        err.contains("memorix::harness::occupied") && err.contains(".claude/rules/memorix-api.md"),
         "{err}"
     );
     assert_eq!(
@@ -278,7 +278,7 @@ fn bad_input_is_refused_and_the_users_files_are_never_lost() {
     env.write("AGENTS.md", damaged);
     let err = env.run(&["build"]).expect(2).stderr;
     assert!(
-        err.contains("memorix::agents::damaged_block")
+        err.contains("memorix::harness::damaged_block")
             && err.contains("a begin marker without an end marker"),
         "{err}"
     );
@@ -448,7 +448,7 @@ fn harness_files_are_never_written_through_a_link() {
         assert_eq!(run.code, 2, "{link}: {}", run.stderr);
         let named = format!("[ROOT]/project/{link} is a symbolic link");
         assert!(
-            run.stderr.contains("memorix::project::") && run.stderr.contains(&link.replace("/rules", "")),
+            run.stderr.contains("memorix::confine::") && run.stderr.contains(&link.replace("/rules", "")),
             "{link}: {}",
             run.stderr
         );
@@ -472,7 +472,7 @@ fn harness_files_are_never_written_through_a_link() {
     symlink(&outside, env.project.join(".claude/skills")).unwrap();
     let run = env.run(&["skill", "--install"]);
     common::no_panic(&run);
-    assert!(run.code == 2 && run.stderr.contains("memorix::project::linked"), "{}", run.stderr);
+    assert!(run.code == 2 && run.stderr.contains("memorix::confine::linked"), "{}", run.stderr);
     guard.untouched(&env, "harness links");
     fs::remove_file(env.project.join(".claude/skills")).unwrap();
 
@@ -549,7 +549,7 @@ fn manifest_and_third_party_text_cannot_shape_generated_files() {
     common::no_panic(&run);
     assert!(
         run.code == 2
-            && run.stderr.contains("memorix::ingest::bad_name")
+            && run.stderr.contains("memorix::store::bad_name")
             && run.stderr.contains("control character"),
         "{}",
         run.stderr

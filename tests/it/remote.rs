@@ -222,7 +222,7 @@ fn s3_push_then_build_locked_on_an_empty_store() {
     copy_lock(&a, &b);
     // Offline, the empty store cannot build, and says what it lacks: not a stale lock.
     let offline = moto.run(&b, &["build", "--locked", "--offline"]).expect(2);
-    assert!(offline.stderr.contains("memorix::lock::objects_missing"), "{}", offline.stderr);
+    assert!(offline.stderr.contains("memorix::ops::objects_missing"), "{}", offline.stderr);
     assert!(offline.stderr.contains("--offline forbids fetching"), "{}", offline.stderr);
     let built = moto.run(&b, &["build", "--locked", "--json"]).ok();
     let fetched = built.json()["substituted"]["fetched"].as_u64().unwrap();

@@ -290,7 +290,7 @@ fn bad_inputs_exit_2_and_leave_the_store_untouched() {
       help: locators start with a kind: rules/, docs/ or chat/ (not a file system path)
     ");
     insta::assert_snapshot!(refused(&env, &["ingest", "rules/team/", "does-not-exist"]), @r"
-    memorix::ingest::missing_source
+    memorix::store::missing_source
 
       x source does-not-exist does not exist
       help: check the path; `-` reads standard input
@@ -303,7 +303,7 @@ fn bad_inputs_exit_2_and_leave_the_store_untouched() {
         err.contains("symlink [ROOT]/project/leaky/escape.md points outside the source (/etc/hostname)"),
         "{err}"
     );
-    assert!(err.contains("memorix::ingest::escaping_symlink"), "{err}");
+    assert!(err.contains("memorix::store::escaping_symlink"), "{err}");
 
     let version = env.store.join("VERSION");
     fs::write(&version, "banana\n").unwrap();

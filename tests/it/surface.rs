@@ -49,7 +49,7 @@ fn under_json_errors_are_one_object_on_stderr_and_text_commands_refuse_it() {
     built(&env);
     let out = env.run(&["--json", "ls", "rules/team/nope.md"]).expect(2);
     let err: serde_json::Value = serde_json::from_str(out.stderr.trim()).unwrap();
-    assert_eq!(err["code"], "memorix::resolve::not_found", "{err}");
+    assert_eq!(err["code"], "memorix::store::not_found", "{err}");
     assert_eq!(out.stderr.trim().lines().count(), 1);
     for cmd in [&["cat", "rules/team/style.md"][..], &["graph"]] {
         let out = env.run(&[&["--json"][..], cmd].concat()).expect(2);
@@ -86,7 +86,7 @@ fn a_resolve_error_names_the_mount_and_its_manifest_line() {
     );
     let err = env.run(&["build"]).expect(2).stderr;
     insta::assert_snapshot!(err, @r"
-    memorix::resolve::not_found
+    memorix::store::not_found
 
       x memorix.toml:7, mount `docs`: `rules/gone/` does not exist in rules@g1
       help: `memorix ls rules/` lists what is there

@@ -118,7 +118,7 @@ fn without_a_substituter_missing_objects_are_named_never_a_stale_lock() {
     copy_project_files(&a, &b, &["memorix.lock"]);
     for args in [&["build", "--locked"][..], &["lock", "--check"], &["status", "--check"], &["build"]] {
         let out = b.run(args).expect(2);
-        assert!(out.stderr.contains("memorix::lock::objects_missing"), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("memorix::ops::objects_missing"), "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains("help: no substituter is configured"), "{args:?}: {}", out.stderr);
         assert!(!out.stdout.contains("stale") && !out.stderr.contains("is stale"), "{args:?}: {out:?}");
     }
@@ -249,7 +249,7 @@ fn one_conflicting_ingest_is_that_mounts_error_and_status_still_reports() {
     assert_eq!(env.run(&["update", "--dry-run"]).ok().stdout, out);
     // The failing update and the report both survive a reader that stops after one line.
     let (code, line) = first_line_then_close(&env, &["update"]);
-    assert_eq!((code, line.as_str()), (2, "memorix::conflict::ambiguous\n"));
+    assert_eq!((code, line.as_str()), (2, "memorix::view::ambiguous\n"));
     assert_eq!(first_line_then_close(&env, &["status"]), (0, "keep: fresh\n".to_string()));
 }
 

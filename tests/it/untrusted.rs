@@ -104,7 +104,7 @@ fn state_paths_linked_out_of_the_project_are_refused() {
         symlink(&target, &path).unwrap();
         env.write("agent-rules/more.md", "# More\n");
         let err = env.run(&["build"]).expect(2).stderr;
-        assert!(err.contains("memorix::project::outside") && err.contains(planted), "{planted}: {err}");
+        assert!(err.contains("memorix::confine::outside") && err.contains(planted), "{planted}: {err}");
         for cmd in [&["rollback"][..], &["update"], &["lock"]] {
             env.run(cmd).expect(2);
         }
@@ -119,7 +119,7 @@ fn run_records_and_the_memory_parent_linked_out_are_refused() {
     built(&env);
     symlink(guard.dir.join("secret.txt"), env.project.join(".memorix/runs.jsonl")).unwrap();
     let err = env.run(&["run", "--", "true"]).expect(2).stderr;
-    assert!(err.contains("memorix::project::outside") && err.contains("runs.jsonl"), "{err}");
+    assert!(err.contains("memorix::confine::outside") && err.contains("runs.jsonl"), "{err}");
     fs::remove_file(env.project.join(".memorix/runs.jsonl")).unwrap();
 
     // The memory directory's parent linked out: build, rollback and activate all refuse.
@@ -134,7 +134,7 @@ fn run_records_and_the_memory_parent_linked_out_are_refused() {
     symlink(&guard.dir, env.project.join("agent")).unwrap();
     for cmd in [&["build"][..], &["rollback"], &["activate", "1"]] {
         let err = env.run(cmd).expect(2).stderr;
-        assert!(err.contains("memorix::project::outside"), "{cmd:?}: {err}");
+        assert!(err.contains("memorix::confine::outside"), "{cmd:?}: {err}");
     }
     guard.untouched(&env, "memory parent");
 }
@@ -147,7 +147,7 @@ fn init_never_writes_through_links_or_a_git_file() {
         fs::create_dir_all(env.project.join(planted).parent().unwrap()).unwrap();
         symlink(guard.dir.join("secret.txt"), env.project.join(planted)).unwrap();
         let err = env.run(&["init", "--agents"]).expect(2).stderr;
-        assert!(err.contains("memorix::project::outside") && err.contains(planted), "{planted}: {err}");
+        assert!(err.contains("memorix::confine::outside") && err.contains(planted), "{planted}: {err}");
         assert!(!env.project.join("memorix.toml").exists(), "{planted}: nothing written first");
         guard.untouched(&env, planted);
     }
@@ -177,7 +177,7 @@ fn sources_and_pin_files_linked_out_are_never_read() {
     symlink(&guard.dir, env.project.join("r")).unwrap();
     env.write("memorix.toml", "[sources]\n\"rules/r/\" = \"./r\"\n\n[mounts.r]\nselect = [\"rules/r/\"]\n");
     let out = env.run(&["build"]).expect(2);
-    assert!(out.stderr.contains("memorix::project::outside") && out.stderr.contains("./r"), "{}", out.stderr);
+    assert!(out.stderr.contains("memorix::confine::outside") && out.stderr.contains("./r"), "{}", out.stderr);
     assert!(!out.stderr.contains(SECRET) && !out.stdout.contains(SECRET));
 
     symlink(guard.dir.join("secret.txt"), env.project.join("requirements.txt")).unwrap();
@@ -186,7 +186,7 @@ fn sources_and_pin_files_linked_out_are_never_read() {
         "[pins]\nfiles = [\"requirements.txt\"]\n\n[mounts.rules]\nselect = [\"rules/p/\"]\n",
     );
     let out = env.run(&["build"]).expect(2);
-    assert!(out.stderr.contains("memorix::project::outside"), "{}", out.stderr);
+    assert!(out.stderr.contains("memorix::confine::outside"), "{}", out.stderr);
     assert!(!out.stderr.contains(SECRET));
     guard.untouched(&env, "sources");
 }
@@ -318,7 +318,7 @@ fn special_files_in_state_paths_are_refused_without_blocking() {
         mkfifo(&path);
         let out = env.run_within(20, &["build"]);
         assert_eq!(out.code, 2, "{planted}: {}", out.stderr);
-        assert!(out.stderr.contains("memorix::project::special_file"), "{planted}: {}", out.stderr);
+        assert!(out.stderr.contains("memorix::confine::special_file"), "{planted}: {}", out.stderr);
         assert_eq!(env.run_within(20, &["status"]).code, 2, "{planted}");
     }
 }
@@ -382,13 +382,13 @@ fn oversized_project_files_are_refused_before_they_are_read() {
     let lock = fs::OpenOptions::new().write(true).open(env.project.join("memorix.lock")).unwrap();
     lock.set_len(65 << 20).unwrap();
     let err = env.run_within(20, &["lock", "--check"]).stderr;
-    assert!(err.contains("memorix::project::too_large") && err.contains("memorix.lock is 65 MiB"), "{err}");
+    assert!(err.contains("memorix::confine::too_large") && err.contains("memorix.lock is 65 MiB"), "{err}");
     let manifest = fs::OpenOptions::new().write(true).open(env.project.join("memorix.toml")).unwrap();
     manifest.set_len(65 << 20).unwrap();
     let out = env.run_within(20, &["build"]);
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.contains("memorix::project::too_large") && out.stderr.contains("memorix.toml"),
+        out.stderr.contains("memorix::confine::too_large") && out.stderr.contains("memorix.toml"),
         "{}",
         out.stderr
     );

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::derivation::{DerivationPlan, Origin};
+use super::derivation_plan::{DerivationPlan, Origin};
 use super::error::{Error, Result};
 use crate::manifest::OverrideDecl;
 use crate::model::decision::{Decision, Rule};
