@@ -138,7 +138,7 @@ fn run_file(doc: &Path, with_examples: bool, part: Part) -> usize {
         Some(at) if part == Part::BeforeRegistry => at + 1,
         _ => usize::MAX,
     };
-    let sandbox = tempfile::tempdir().unwrap();
+    let sandbox = common::tempdir();
     let root = sandbox.path().canonicalize().unwrap();
     let project = root.join("project");
     fs::create_dir_all(&project).unwrap();

@@ -10,7 +10,7 @@ use memorix::pins::{Pins, parse_file};
 
 /// Writes `files` into a fresh project and resolves `library` from the first one.
 fn resolve_in(files: &[(&str, &[u8])], library: &str) -> Result<String, String> {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = common::tempdir();
     for (name, bytes) in files {
         std::fs::write(dir.path().join(name), bytes).expect("write");
     }
@@ -37,7 +37,7 @@ fn requirements_name_ending_in_punctuation_is_skipped() {
 /// outside the project"; activation swaps the memory directory out whole.
 #[test]
 fn memory_that_is_the_project_itself_is_refused() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = common::tempdir();
     for memory in ["", ".", "./", "./.", "//"] {
         let text = format!("[project]\nmemory = {memory:?}\n");
         let err = memorix::manifest::parse(&text, "memorix.toml", dir.path()).expect_err(memory).to_string();
@@ -71,7 +71,7 @@ fn a_lock_that_locks_a_subtree_as_a_file_is_refused() {
 #[test]
 fn a_yaml_pin_file_with_lone_carriage_returns_gives_lines_inside_it() {
     let crash: &[u8] = b"name: x\ndependencies:\n  - numpy=1.26.4\n \r\r\r\r\r\r\r\r  - python=3.11\n";
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = common::tempdir();
     std::fs::write(dir.path().join("environment.yml"), crash).expect("write");
     let file = parse_file(&dir.path().join("environment.yml")).expect("parses");
     let lines: Vec<(&str, usize)> = file.pins.iter().map(|p| (p.name.as_str(), p.line)).collect();

@@ -889,7 +889,7 @@ fn a_markers_error_names_each_marker_once_and_a_target_that_settles_it() {
 
 #[test]
 fn a_bom_or_utf16_requirements_file_reads_as_pip_reads_it() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = common::tempdir();
     let write = |name: &str, bytes: &[u8]| std::fs::write(dir.path().join(name), bytes).expect("write");
     write("bom.txt", b"\xEF\xBB\xBFdjango==4.2.17\nsix==1.16.0\n");
     // `pip freeze > requirements.txt` in Windows PowerShell 5: UTF-16 LE, a BOM, CRLF.

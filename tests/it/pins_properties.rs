@@ -23,7 +23,7 @@ fn lines_of(fragments: &'static [&'static str]) -> impl Strategy<Value = String>
 /// Parses `text` as the pin file `name` and resolves the names it pins: no panic, and every
 /// error has a code and a message.
 fn reads_cleanly(name: &str, text: &str) {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = crate::common::tempdir();
     std::fs::write(dir.path().join(name), text).expect("write");
     if let Ok(file) = parse_file(&dir.path().join(name)) {
         let names: Vec<String> = file.pins.iter().take(6).map(|p| p.name.clone()).collect();

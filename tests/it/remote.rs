@@ -586,7 +586,7 @@ fn objects_stream_so_a_huge_one_under_a_small_key_costs_no_memory() {
 
 #[test]
 fn concurrent_pushes_merge_every_quest_use_and_move_refs_once() {
-    let remote = tempfile::tempdir().unwrap();
+    let remote = common::tempdir();
     let url = format!("file://{}", remote.path().display());
     let envs: Vec<TestEnv> = (0..6).map(|_| TestEnv::new()).collect();
     for env in &envs {
