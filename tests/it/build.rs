@@ -436,7 +436,7 @@ fn readers_never_see_a_mix_of_two_environments() {
         std::thread::spawn(move || {
             let mut passes = 0;
             while !stop.load(Ordering::Relaxed) {
-                // Open the directory once and read through that handle, as DESIGN.md §8 says.
+                // Open the directory once and read through that handle, as a reader must to see one tree (book: design/delivery.md#activation).
                 let Ok(dir) = fs::File::open(&memory) else { continue };
                 let fd = std::os::fd::AsRawFd::as_raw_fd(&dir);
                 let base = format!("/proc/self/fd/{fd}/r");

@@ -1,4 +1,4 @@
-//! The conflict rules of DESIGN.md §6.3, each shown by `memorix explain`.
+//! The conflict rules (book: design/resolve.md#conflicts), each shown by `memorix explain`.
 
 use crate::common;
 

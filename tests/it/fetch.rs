@@ -1,4 +1,4 @@
-//! Fetchers end to end (DESIGN.md §13.1, §13.3): a project whose `@pin` mounts name libraries
+//! Fetchers end to end (book: design/fetching.md#registry-docs, book: design/fetching.md#a-mount-per-dependency): a project whose `@pin` mounts name libraries
 //! the Store lacks gets their docs from a local registry serving the corpus's real artifacts,
 //! verified by the hash its real lockfile records.
 
@@ -246,7 +246,7 @@ fn build_locked_in_a_fresh_clone_reproduces_memory_from_the_registries_alone() {
 }
 
 /// `status --check` and `lock --check` in a fresh clone obtain what the lock names as
-/// `build --locked` does: from the registries, then they judge (DESIGN.md §6, one verdict).
+/// `build --locked` does: from the registries, then they judge (one verdict, book: design/lock.md#judging-a-lock).
 #[test]
 #[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn checks_in_a_fresh_clone_fetch_before_judging() {

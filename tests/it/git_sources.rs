@@ -1,4 +1,4 @@
-//! Git `[sources]` (DESIGN.md §13.2) against local repositories made in the test: locked to a
+//! Git `[sources]` (book: design/fetching.md#git-sources) against local repositories made in the test: locked to a
 //! commit, sticky, moved by `memorix update`, reproduced exactly by `build --locked`.
 
 use crate::common;

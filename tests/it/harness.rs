@@ -1,4 +1,4 @@
-//! Agent harnesses (DESIGN.md §14): the files each harness loads, generated at activation from
+//! Agent harnesses (book: design/harnesses.md): the files each harness loads, generated at activation from
 //! `[agents]`, pinned byte for byte by golden files; idempotent, restored by rollback, removed
 //! with their harness or mount, never written over a user's text; `memorix doctor`.
 

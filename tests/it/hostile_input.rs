@@ -1,5 +1,5 @@
 //! Hostile inputs that made memorix panic, fed back byte for byte: each must now give a value
-//! or a clean error, never a panic (DESIGN.md §6). Each test says what found it (most were the
+//! or a clean error, never a panic (book: design/reliability.md#exit-codes). Each test says what found it (most were the
 //! fuzz targets in `fuzz/`).
 
 use crate::common;

@@ -1,4 +1,4 @@
-//! The project's lockfiles pick the docs version, never a mix (DESIGN.md §9), end to end on the
+//! The project's lockfiles pick the docs version, never a mix (book: design/versions.md#match), end to end on the
 //! real multi-version docs of the shared corpus.
 
 use crate::common;

@@ -1,4 +1,5 @@
-//! Properties of the encoders and parsers that everything else trusts (DESIGN.md §2, §4, §6.4):
+//! Properties of the encoders and parsers that everything else trusts (book: design/objects.md#canonical-encoding, book: design/locators.md#grammar,
+//! book: design/versions.md#ordering):
 //! objects round-trip through their canonical encoding, the encoding tells distinct trees apart,
 //! a lock writes out byte-identically, and locators never admit a path that could leave its
 //! tree. 256 cases each, so they stay cheap enough for every `cargo test`.

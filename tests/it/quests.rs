@@ -1,4 +1,4 @@
-//! Quests, freshness, `memorix status`, `memorix update` (DESIGN.md §7, the paper's Figure 7).
+//! Quests, freshness, `memorix status`, `memorix update` (book: design/quests.md, the paper's Figure 7).
 
 use crate::common;
 
