@@ -123,11 +123,11 @@ enum Command {
     Manpages(manpages::Args),
     /// Internal: fills `latest/`'s spare checkouts, run detached by a command that left them
     /// behind (holding the store lock it inherits as standard input).
-    #[command(name = crate::ops::background::FILL_SPARES, hide = true)]
+    #[command(name = crate::ops::handoff::FILL_SPARES, hide = true)]
     FillSpares,
     /// Internal: fills the kept memory tree of the project in the working directory, run
     /// detached by a first activation (holding the project lock it inherits as standard input).
-    #[command(name = crate::ops::background::FILL_MEMORY, hide = true)]
+    #[command(name = crate::ops::handoff::FILL_MEMORY, hide = true)]
     FillMemory,
 }
 
@@ -201,9 +201,9 @@ pub fn run() -> ExitCode {
             code
         }
     };
-    crate::ops::background::spawn_pending();
-    if crate::ops::context::Trace::wanted() {
-        render::trace(crate::ops::context::Trace::now());
+    crate::ops::handoff::spawn_pending();
+    if crate::ops::trace::Trace::wanted() {
+        render::trace(crate::ops::trace::Trace::now());
     }
     ExitCode::from(code)
 }

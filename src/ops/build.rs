@@ -98,7 +98,7 @@ pub(crate) fn activate_with_reuse(
         ctx.progress,
     )?;
     if deliver::spare_missing(&project.state_dir) {
-        super::background::fill_memory_later(project);
+        super::handoff::fill_memory_later(&project.state_dir, &project.manifest.dir);
     }
     Ok((placed, apply_harness(project, plan, spec, delivery.environment)?, record))
 }

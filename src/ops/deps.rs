@@ -15,8 +15,9 @@ use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 
 use super::context::Context;
 use super::edit::{parse_doc, write_then_lock};
+use super::error::FetchFailure;
 use super::error::{Error, Result};
-use super::fetch::{FetchFailure, fetch_requests, wanted};
+use super::fetch::{fetch_requests, wanted};
 use super::lock::LockOutcome;
 use crate::fetch::{Fetched, Registry};
 use crate::manifest::{self, Manifest};

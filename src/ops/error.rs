@@ -71,7 +71,7 @@ pub enum Error {
         /// What became of the rest: fetched and kept, or (fetching off) nothing written.
         kept: &'static str,
         #[related]
-        failures: Vec<super::fetch::FetchFailure>,
+        failures: Vec<FetchFailure>,
     },
 
     #[error(transparent)]
@@ -277,7 +277,7 @@ impl From<crate::fetch::Error> for Error {
 
 impl Error {
     /// Several libraries whose docs could not be fetched, listed in one error.
-    pub(crate) fn fetch_failed(failures: Vec<super::fetch::FetchFailure>) -> Error {
+    pub(crate) fn fetch_failed(failures: Vec<FetchFailure>) -> Error {
         let off = failures.iter().all(|f| matches!(*f.error, crate::fetch::Error::Offline { .. }));
         let kept = match off {
             true => "fetching is off, and nothing was written",
@@ -322,5 +322,21 @@ impl Diagnostic for Unfetched {
         let fetch_help = self.fetch.help().map(|h| format!(" ({h})")).unwrap_or_default();
         let own = self.resolve.help().map(|h| format!("{h}. ")).unwrap_or_default();
         Some(Box::new(format!("{own}Fetching it did not help: {}{fetch_help}", self.fetch)))
+    }
+}
+
+/// One library whose docs could not be fetched, and the mounts that wanted them.
+#[derive(Debug)]
+pub struct FetchFailure {
+    pub library: String,
+    pub version: String,
+    /// `file:line` of the pin.
+    pub site: String,
+    pub error: Box<crate::fetch::Error>,
+}
+
+impl std::fmt::Display for FetchFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} ({}): {}", self.library, self.version, self.site, self.error)
     }
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use super::context::Context;
-use super::error::{Error, Result};
+use super::error::{Error, FetchFailure, Result};
 use crate::fetch::{self, Fetched, Filter, Locked, Registry, Request};
 use crate::lock::{LockedLocator, Lockfile};
 use crate::manifest::{Manifest, MountDecl};
@@ -53,22 +53,6 @@ impl Fetching {
     /// The one failure left, as the error to show when a resolve did not name one.
     pub(crate) fn into_failure(mut self) -> Option<Box<fetch::Error>> {
         self.failures.pop().map(|f| f.error)
-    }
-}
-
-/// One library whose docs could not be fetched, and the mounts that wanted them.
-#[derive(Debug)]
-pub struct FetchFailure {
-    pub library: String,
-    pub version: String,
-    /// `file:line` of the pin.
-    pub site: String,
-    pub error: Box<fetch::Error>,
-}
-
-impl std::fmt::Display for FetchFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {} ({}): {}", self.library, self.version, self.site, self.error)
     }
 }
 

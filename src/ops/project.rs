@@ -54,7 +54,7 @@ pub fn ensure_state_dir(state_dir: &Path) -> Result<()> {
 }
 
 /// `.memorix/lock`, held until dropped, unless a detached fill asked for was handed it
-/// ([`super::background::fill_memory_later`]).
+/// ([`super::handoff::fill_memory_later`]).
 pub struct ProjectGuard {
     file: File,
     state_dir: PathBuf,
@@ -62,7 +62,7 @@ pub struct ProjectGuard {
 
 impl Drop for ProjectGuard {
     fn drop(&mut self) {
-        super::background::hand_over_project(&self.state_dir, &self.file);
+        super::handoff::hand_over_project(&self.state_dir, &self.file);
     }
 }
 
@@ -86,7 +86,7 @@ impl Project {
         let path = manifest::find(start)?;
         let confined = Confined::new(path.parent().expect("a manifest lies in a directory"))?;
         confined.check(&path)?;
-        super::context::Trace::count(&super::context::MANIFEST_READS);
+        super::trace::Trace::count(&super::trace::MANIFEST_READS);
         let (manifest, manifest_text) = manifest::load_text(&path, start)?;
         let lock_path = manifest.dir.join(lock::FILE);
         let state_dir = manifest.dir.join(".memorix");
@@ -105,7 +105,7 @@ impl Project {
     pub fn guard(&mut self, progress: &dyn Progress) -> Result<ProjectGuard> {
         self.lock_file.take();
         ensure_state_dir(&self.state_dir)?;
-        let filling = super::background::memory_marker(&self.state_dir);
+        let filling = super::handoff::memory_marker(&self.state_dir);
         let lock = crate::store::mutex::lock_exclusive(&self.state_dir, &filling, progress)?;
         // Holding the lock, no fill is running: a marker left is from one that was killed.
         let _ = std::fs::remove_file(&filling);
@@ -142,7 +142,7 @@ impl Project {
         if let Some(read) = self.lock_file.get() {
             return Ok(read);
         }
-        super::context::Trace::count(&super::context::LOCK_READS);
+        super::trace::Trace::count(&super::trace::LOCK_READS);
         let text = crate::confine::read_text(&self.lock_path)?;
         let state = match &text {
             None => LockState::Missing,
@@ -160,7 +160,7 @@ impl Project {
 
     /// Parses lock text (the file, or one side of a conflict in it).
     pub fn parse_lock(&self, text: &str) -> std::result::Result<Lockfile, crate::lock::Error> {
-        super::context::Trace::count(&super::context::LOCK_PARSES);
+        super::trace::Trace::count(&super::trace::LOCK_PARSES);
         Lockfile::parse(text, &self.lock_path)
     }
 

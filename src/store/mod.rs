@@ -87,7 +87,7 @@ impl Store {
     }
 
     /// How many Store handles this process has opened or created: a developer aid that
-    /// `MEMORIX_TRACE_OPENS` prints (see `ops::context::Trace`).
+    /// `MEMORIX_TRACE_OPENS` prints (see `ops::trace::Trace`).
     pub fn opened() -> usize {
         OPENED.load(std::sync::atomic::Ordering::Relaxed)
     }
