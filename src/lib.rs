@@ -20,5 +20,6 @@ pub mod profile;
 pub mod progress;
 pub mod remote;
 pub mod resolve;
+pub mod search;
 pub mod store;
 pub mod view;

@@ -22,6 +22,7 @@ mod quest;
 mod remote;
 mod render;
 mod rm;
+mod search;
 mod show;
 mod skill;
 mod status;
@@ -102,6 +103,7 @@ enum Command {
     Checkout(history::CheckoutArgs),
     Graph(graph::Args),
     Explain(explain::Args),
+    Search(search::Args),
     Ingest(ingest::Args),
     Rm(rm::Args),
     Ls(ls::Args),
@@ -243,6 +245,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Checkout(a) => history::checkout(&ctx, a),
         Command::Graph(a) => graph::run(&ctx, a),
         Command::Explain(a) => explain::run(&ctx, a),
+        Command::Search(a) => search::run(&ctx, a),
         Command::Ingest(a) => ingest::run(&ctx, a),
         Command::Rm(a) => rm::run(&ctx, a),
         Command::Ls(a) => ls::run(&ctx, a),

@@ -393,8 +393,10 @@ fn realise_derivations(
     let time = now_rfc3339();
     let mut built = Vec::new();
     for (mount, plan) in m.mounts.iter().zip(plans) {
-        let (id, new) = writer.records().put_derivation(&plan.record())?;
+        let record = plan.record();
+        let (id, new) = writer.records().put_derivation(&record)?;
         crate::view::artifacts::ensure(writer, &id, plan, &m.artifacts, hooks)?;
+        crate::search::ensure(writer, &id, &record)?;
         let q = writer.records().record_resolve(ResolveRecord {
             kind: QuestKind::Derivation,
             selection: vec![crate::view::selection(mount, false)],

@@ -27,6 +27,7 @@ pub mod project;
 pub mod quest;
 pub mod remote;
 pub mod rm;
+pub mod search;
 pub mod show;
 pub mod skill;
 pub mod status;
