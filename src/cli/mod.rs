@@ -16,6 +16,7 @@ mod lock;
 mod log;
 mod ls;
 mod manpages;
+mod mcp;
 mod pins;
 mod profile;
 mod quest;
@@ -104,6 +105,7 @@ enum Command {
     Graph(graph::Args),
     Explain(explain::Args),
     Search(search::Args),
+    Mcp(mcp::Args),
     Ingest(ingest::Args),
     Rm(rm::Args),
     Ls(ls::Args),
@@ -246,6 +248,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Graph(a) => graph::run(&ctx, a),
         Command::Explain(a) => explain::run(&ctx, a),
         Command::Search(a) => search::run(&ctx, a),
+        Command::Mcp(a) => mcp::run(&ctx, a),
         Command::Ingest(a) => ingest::run(&ctx, a),
         Command::Rm(a) => rm::run(&ctx, a),
         Command::Ls(a) => ls::run(&ctx, a),

@@ -25,6 +25,7 @@ pub mod pins;
 pub mod profile;
 pub mod project;
 pub mod quest;
+pub mod read;
 pub mod remote;
 pub mod rm;
 pub mod search;
