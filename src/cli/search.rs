@@ -59,7 +59,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     let out = search(&ctx.ops(false), &req)?;
     if ctx.json {
         render::json(&out)?;
-        return Ok(0);
+        return Ok(u8::from(out.hits.is_empty()));
     }
     let mut s = Text::default();
     for hit in &out.hits {
@@ -76,7 +76,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
         }
     }
     if out.omitted > 0 {
-        render::note(ctx, &format!("{} left out by --budget", render::count(out.omitted, "more answer")))?;
+        render::warn(format_args!("{} left out by --budget", render::count(out.omitted, "more answer")));
     }
     render::text(&s)?;
     Ok(u8::from(out.hits.is_empty()))

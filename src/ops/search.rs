@@ -179,7 +179,7 @@ pub fn search(ctx: &Context, req: &SearchRequest) -> Result<SearchOutcome> {
     for hit in search::search(&indexes, &req.query, req.limit)? {
         let m = mounts[hit.index];
         let (line, snippet) = snippet(store, &hit, &terms)?;
-        let found = SearchHit {
+        let mut found = SearchHit {
             path: format!("{}/{}", m.path, hit.path),
             line,
             library: m.library(),
@@ -190,11 +190,16 @@ pub fn search(ctx: &Context, req: &SearchRequest) -> Result<SearchOutcome> {
             score: hit.score,
             snippet,
         };
-        used += found.printed_len();
-        if req.budget.is_some_and(|b| used > b) || out.omitted > 0 {
+        let over = |found: &SearchHit| req.budget.is_some_and(|b| used + found.printed_len() > b);
+        // The best answer keeps its citation when its lines do not fit.
+        if out.hits.is_empty() && over(&found) {
+            found.snippet.clear();
+        }
+        if over(&found) || out.omitted > 0 {
             out.omitted += 1;
             continue;
         }
+        used += found.printed_len();
         out.hits.push(found);
     }
     Ok(out)
