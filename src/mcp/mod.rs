@@ -175,7 +175,12 @@ pub fn serve(cwd: PathBuf, store: PathBuf) -> Result<(), Stopped> {
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| stopped(&e))?;
     runtime.block_on(async {
-        let running = Server::new(cwd, store).serve(transport::stdio()).await.map_err(|e| stopped(&e))?;
+        let running = match Server::new(cwd, store).serve(transport::stdio()).await {
+            Ok(running) => running,
+            // The client went before it began: nothing was asked, nothing failed.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(stopped(&e)),
+        };
         running.waiting().await.map_err(|e| stopped(&e))?;
         Ok(())
     })

@@ -210,24 +210,24 @@ fn wanted(m: &Mount, lib: &str) -> bool {
     m.path.as_str() == lib.trim_end_matches('/') || m.library().is_some_and(|l| l.eq_ignore_ascii_case(lib))
 }
 
-/// The mounts' indexes, built first for derivations stored before search existed.
+/// The mounts' indexes, one per mount in order: built first for derivations stored before
+/// search existed, and built again where a stored one is damaged.
 pub fn open_indexes(ctx: &Context, mounts: &[&Mount]) -> Result<Vec<Searchable>> {
     let store = ctx.store()?;
-    let missing: Vec<&Mount> = mounts
-        .iter()
-        .copied()
-        .filter(|m| search::open(store, &m.derivation).ok().flatten().is_none())
-        .collect();
-    if !missing.is_empty() {
-        let writer = ctx.writer()?;
-        for m in missing {
-            let record = store.records().read_derivation(&m.derivation)?;
-            search::ensure(&writer, &m.derivation, &record)?;
-        }
-    }
+    let mut writer = None;
     let mut out = Vec::with_capacity(mounts.len());
     for m in mounts {
-        out.extend(search::open(store, &m.derivation)?);
+        if let Ok(Some(index)) = search::open(store, &m.derivation) {
+            out.push(index);
+            continue;
+        }
+        if writer.is_none() {
+            writer = Some(ctx.writer()?);
+        }
+        let record = store.records().read_derivation(&m.derivation)?;
+        search::put(writer.as_ref().expect("just taken"), &m.derivation, &record)?;
+        let corrupt = || search::Error::Corrupt { derivation: m.derivation, reason: "not stored".into() };
+        out.push(search::open(store, &m.derivation)?.ok_or_else(corrupt)?);
     }
     Ok(out)
 }

@@ -40,13 +40,18 @@ const BUDGET: usize = 256 << 20;
 /// Builds and stores the index of derivation `id` unless the Store has it. Returns whether it
 /// was built.
 pub fn ensure(writer: &Writer, id: &Id, record: &DerivationRecord) -> Result<bool> {
-    let name = Name::new(ARTIFACT).expect("a file name");
-    if writer.store.records().has_artifact(id, &name) {
+    if writer.store.records().has_artifact(id, &Name::new(ARTIFACT).expect("a file name")) {
         return Ok(false);
     }
-    let bytes = build(writer.store, id, record)?;
-    writer.records().put_artifact(id, &name, &bytes)?;
+    put(writer, id, record)?;
     Ok(true)
+}
+
+/// Builds the index of derivation `id` and stores it, replacing a damaged one.
+pub fn put(writer: &Writer, id: &Id, record: &DerivationRecord) -> Result<()> {
+    let bytes = build(writer.store, id, record)?;
+    writer.records().put_artifact(id, &Name::new(ARTIFACT).expect("a file name"), &bytes)?;
+    Ok(())
 }
 
 /// The packed index of a derivation's files: a function of its (path, blob) entries alone,
