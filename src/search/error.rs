@@ -25,7 +25,7 @@ pub enum Error {
     #[diagnostic(
         code(memorix::search::corrupt),
         help(
-            "`memorix verify --repair` removes a damaged artifact; the next `memorix build` makes it again"
+            "`memorix search` builds a damaged index again; if this persists, `memorix verify` checks the Store"
         )
     )]
     Corrupt { derivation: Id, reason: String },
