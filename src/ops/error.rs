@@ -249,6 +249,13 @@ pub enum Error {
     )]
     UnknownEnvironment { prefix: String },
 
+    #[error("{file} is not a JSON object, so memorix does not add its MCP server to it")]
+    #[diagnostic(
+        code(memorix::init::mcp_config),
+        help("fix the file (an MCP configuration is a JSON object with a servers object), or set `mcp = false` in [agents]")
+    )]
+    McpConfigNotAnObject { file: String },
+
     #[error("no mount of the environment delivers a library or mount named `{name}`")]
     #[diagnostic(
         code(memorix::search::no_library),

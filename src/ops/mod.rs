@@ -19,6 +19,7 @@ pub mod ingest;
 pub mod init;
 pub mod lock;
 pub mod log;
+pub mod mcp_config;
 pub mod ls;
 pub mod obtain;
 pub mod pins;
