@@ -252,7 +252,9 @@ pub enum Error {
     #[error("{file} is not a JSON object, so memorix does not add its MCP server to it")]
     #[diagnostic(
         code(memorix::init::mcp_config),
-        help("fix the file (an MCP configuration is a JSON object with a servers object), or set `mcp = false` in [agents]")
+        help(
+            "fix the file (an MCP configuration is a JSON object with a servers object), or set `mcp = false` in [agents]"
+        )
     )]
     McpConfigNotAnObject { file: String },
 

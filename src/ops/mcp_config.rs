@@ -20,7 +20,11 @@ const NAME: &str = "memorix";
 fn files() -> [(&'static str, &'static str, Value); 3] {
     let entry = json!({"command": "memorix", "args": ["mcp"]});
     let vscode = json!({"type": "stdio", "command": "memorix", "args": ["mcp"]});
-    [(".mcp.json", "mcpServers", entry.clone()), (".cursor/mcp.json", "mcpServers", entry), (".vscode/mcp.json", "servers", vscode)]
+    [
+        (".mcp.json", "mcpServers", entry.clone()),
+        (".cursor/mcp.json", "mcpServers", entry),
+        (".vscode/mcp.json", "servers", vscode),
+    ]
 }
 
 /// Adds memorix's entry to each file (`add`), or takes it out, removing a file left empty.

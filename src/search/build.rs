@@ -15,7 +15,7 @@ use super::error::{Error, Result};
 use super::{Fields, pack, tokens};
 use crate::diagnostics::FromIo;
 use crate::model::{Id, Name};
-use crate::store::derivation::DerivationRecord;
+use crate::store::derivation::{DerivationEntry, DerivationRecord};
 use crate::store::{Store, Writer};
 
 /// The artifact's name; the suffix changes when the index's form does.
@@ -37,26 +37,36 @@ const COMPONENTS: [SegmentComponent; 6] = [
 /// Memory the one indexing thread fills before it writes a segment.
 const BUDGET: usize = 256 << 20;
 
-/// Builds and stores the index of derivation `id` unless the Store has it. Returns whether it
-/// was built.
-pub fn ensure(writer: &Writer, id: &Id, record: &DerivationRecord) -> Result<bool> {
-    if writer.store.records().has_artifact(id, &Name::new(ARTIFACT).expect("a file name")) {
-        return Ok(false);
+/// Builds the indexes the Store lacks of `derivations`, several at once (each by one thread,
+/// so each is the same bytes as alone), and stores them.
+pub fn ensure_all(writer: &Writer, derivations: &[(Id, DerivationRecord)]) -> Result<()> {
+    use rayon::prelude::*;
+    let name = Name::new(ARTIFACT).expect("a file name");
+    let missing: Vec<(Id, &[DerivationEntry])> = derivations
+        .iter()
+        .filter(|(id, _)| !writer.store.records().has_artifact(id, &name))
+        .map(|(id, record)| (*id, record.entries.as_slice()))
+        .collect();
+    let store = writer.store;
+    let built: Vec<Result<(Id, Vec<u8>)>> =
+        missing.par_iter().map(|(id, entries)| build(store, id, entries).map(|bytes| (*id, bytes))).collect();
+    for b in built {
+        let (id, bytes) = b?;
+        writer.records().put_artifact(&id, &name, &bytes)?;
     }
-    put(writer, id, record)?;
-    Ok(true)
+    Ok(())
 }
 
 /// Builds the index of derivation `id` and stores it, replacing a damaged one.
 pub fn put(writer: &Writer, id: &Id, record: &DerivationRecord) -> Result<()> {
-    let bytes = build(writer.store, id, record)?;
+    let bytes = build(writer.store, id, &record.entries)?;
     writer.records().put_artifact(id, &Name::new(ARTIFACT).expect("a file name"), &bytes)?;
     Ok(())
 }
 
 /// The packed index of a derivation's files: a function of its (path, blob) entries alone,
 /// which its id hashes (origins and provenance are not hashed, so they stay out).
-fn build(store: &Store, id: &Id, record: &DerivationRecord) -> Result<Vec<u8>> {
+fn build(store: &Store, id: &Id, entries: &[DerivationEntry]) -> Result<Vec<u8>> {
     let failed = |e: tantivy::TantivyError| Error::Build { derivation: *id, reason: e.to_string() };
     let (schema, fields) = Fields::schema();
     let settings = IndexSettings {
@@ -75,7 +85,7 @@ fn build(store: &Store, id: &Id, record: &DerivationRecord) -> Result<Vec<u8>> {
         .build();
     let mut w: IndexWriter = index.writer_with_options(options).map_err(failed)?;
     w.set_merge_policy(Box::new(NoMergePolicy));
-    for entry in &record.entries {
+    for entry in entries {
         let Some(text) = text_of(store, &entry.blob)? else { continue };
         for (line, end, body) in chunks(&text) {
             let mut doc = TantivyDocument::default();

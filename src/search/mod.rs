@@ -13,7 +13,7 @@ mod error;
 mod pack;
 pub mod tokens;
 
-pub use build::{ARTIFACT, MAX_FILE, ensure, put};
+pub use build::{ARTIFACT, MAX_FILE, ensure_all, put};
 pub use error::{Error, Result};
 
 use tantivy::collector::TopDocs;

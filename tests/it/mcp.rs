@@ -150,17 +150,22 @@ fn init_agents_registers_the_server_beside_the_users_entries_and_removes_only_it
     env.write(".mcp.json", theirs);
     let out = env.run(&["init", "--agents"]).ok().stdout;
     assert!(out.contains("Updated .mcp.json\nUpdated .cursor/mcp.json\nUpdated .vscode/mcp.json\n"), "{out}");
-    let claude: serde_json::Value = serde_json::from_str(&fs::read_to_string(env.project.join(".mcp.json")).unwrap()).unwrap();
+    let claude: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(env.project.join(".mcp.json")).unwrap()).unwrap();
     assert_eq!(claude["mcpServers"]["github"]["command"], "gh-mcp", "the user's server stays");
     assert_eq!(claude["other"], 1);
     assert_eq!(claude["mcpServers"]["memorix"], serde_json::json!({"command": "memorix", "args": ["mcp"]}));
     let vscode = fs::read_to_string(env.project.join(".vscode/mcp.json")).unwrap();
-    assert_eq!(vscode, "{\n  \"servers\": {\n    \"memorix\": {\n      \"args\": [\n        \"mcp\"\n      ],\n      \"command\": \"memorix\",\n      \"type\": \"stdio\"\n    }\n  }\n}\n");
+    assert_eq!(
+        vscode,
+        "{\n  \"servers\": {\n    \"memorix\": {\n      \"args\": [\n        \"mcp\"\n      ],\n      \"command\": \"memorix\",\n      \"type\": \"stdio\"\n    }\n  }\n}\n"
+    );
     // Idempotent.
     assert!(!env.run(&["init", "--agents"]).ok().stdout.contains("Updated .mcp.json"));
 
     env.run(&["init", "--remove-agents"]).ok();
-    let back: serde_json::Value = serde_json::from_str(&fs::read_to_string(env.project.join(".mcp.json")).unwrap()).unwrap();
+    let back: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(env.project.join(".mcp.json")).unwrap()).unwrap();
     assert_eq!(back, serde_json::from_str::<serde_json::Value>(theirs).unwrap(), "only memorix's entry went");
     assert!(!env.project.join(".cursor/mcp.json").exists() && !env.project.join(".vscode/mcp.json").exists());
 
