@@ -45,6 +45,10 @@ pub fn runs(ctx: &Context, _args: RunsArgs) -> Result<u8> {
             r.environment.short(),
             r.command.join(" ")
         ));
+        for a in r.access.iter().flat_map(|a| &a.answered) {
+            let version = a.version.as_deref().map(|v| format!(" @{v}")).unwrap_or_default();
+            s.line(format_args!("    {}:{}{version} ({})", a.path, a.lines, a.blob.short()));
+        }
     }
     render::text(&s)?;
     Ok(0)

@@ -16,12 +16,14 @@ mod lock;
 mod log;
 mod ls;
 mod manpages;
+mod mcp;
 mod pins;
 mod profile;
 mod quest;
 mod remote;
 mod render;
 mod rm;
+mod search;
 mod show;
 mod skill;
 mod status;
@@ -102,6 +104,8 @@ enum Command {
     Checkout(history::CheckoutArgs),
     Graph(graph::Args),
     Explain(explain::Args),
+    Search(search::Args),
+    Mcp(mcp::Args),
     Ingest(ingest::Args),
     Rm(rm::Args),
     Ls(ls::Args),
@@ -243,6 +247,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Checkout(a) => history::checkout(&ctx, a),
         Command::Graph(a) => graph::run(&ctx, a),
         Command::Explain(a) => explain::run(&ctx, a),
+        Command::Search(a) => search::run(&ctx, a),
+        Command::Mcp(a) => mcp::run(&ctx, a),
         Command::Ingest(a) => ingest::run(&ctx, a),
         Command::Rm(a) => rm::run(&ctx, a),
         Command::Ls(a) => ls::run(&ctx, a),

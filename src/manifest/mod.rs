@@ -63,6 +63,8 @@ pub struct AgentsDecl {
     /// `members`: globs naming workspace member folders (`packages/*`), each given its own
     /// nested entry point.
     pub members: Vec<String>,
+    /// `mcp = true`: `init --agents` registers `memorix mcp` with the harnesses.
+    pub mcp: bool,
 }
 
 /// `index-budget` when `[agents]` does not say.
@@ -863,7 +865,7 @@ impl Parser<'_> {
                 ));
             }
         }
-        Ok(AgentsDecl { harnesses, index_budget, members })
+        Ok(AgentsDecl { harnesses, index_budget, members, mcp: raw.mcp.unwrap_or(false) })
     }
 
     fn globs(&self, mount: &str, field: &str, list: &[String]) -> Result<GlobSet> {

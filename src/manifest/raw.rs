@@ -50,6 +50,10 @@ pub struct RawAgents {
     /// The most the always-loaded index may take, e.g. "8KiB" (the default) or 8192 (bytes).
     #[serde(rename = "index-budget")]
     pub index_budget: Option<RawSize>,
+    /// Register `memorix mcp` in the project MCP configuration of Claude Code (.mcp.json),
+    /// Cursor (.cursor/mcp.json) and VS Code (.vscode/mcp.json) at `memorix init --agents`
+    /// (default false).
+    pub mcp: Option<bool>,
 }
 
 /// A size: bytes, or a string with a unit (B, KB, KiB, MB, MiB).

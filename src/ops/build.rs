@@ -393,9 +393,12 @@ fn realise_derivations(
     let dir = quest::project_key(&m.dir);
     let time = now_rfc3339();
     let mut built = Vec::new();
+    let mut records = Vec::with_capacity(plans.len());
     for (mount, plan) in m.mounts.iter().zip(plans) {
-        let (id, new) = writer.records().put_derivation(&plan.record())?;
+        let record = plan.record();
+        let (id, new) = writer.records().put_derivation(&record)?;
         crate::view::artifacts::ensure(writer, &id, plan, &m.artifacts, hooks)?;
+        records.push((id, record));
         let q = writer.records().record_resolve(ResolveRecord {
             kind: QuestKind::Derivation,
             selection: vec![crate::view::selection(mount, false)],
@@ -408,6 +411,8 @@ fn realise_derivations(
         writer.records().index_quest(&q, &mount.select)?;
         built.push(BuiltDerivation { mount: mount.path.to_string(), id, new, quest: q });
     }
+    // The search indexes last, built side by side.
+    crate::search::ensure_all(writer, &records)?;
     Ok(built)
 }
 

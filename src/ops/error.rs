@@ -54,6 +54,10 @@ pub enum Error {
 
     #[error(transparent)]
     #[diagnostic(transparent)]
+    Search(#[from] crate::search::Error),
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
     Deliver(#[from] crate::deliver::Error),
 
     #[error(transparent)]
@@ -241,6 +245,22 @@ pub enum Error {
         help("`memorix profile` lists this project's environments")
     )]
     UnknownEnvironment { prefix: String },
+
+    #[error("{file} is not a JSON object, so memorix does not add its MCP server to it")]
+    #[diagnostic(
+        code(memorix::init::mcp_config),
+        help(
+            "fix the file (an MCP configuration is a JSON object with a servers object), or set `mcp = false` in [agents]"
+        )
+    )]
+    McpConfigNotAnObject { file: String },
+
+    #[error("no mount of the environment delivers a library or mount named `{name}`")]
+    #[diagnostic(
+        code(memorix::search::no_library),
+        help("`memorix search` without `--lib` searches every mount; memorix.toml lists them")
+    )]
+    NoSuchLibrary { name: String },
 
     #[error("no quest has an id starting with {prefix}")]
     #[diagnostic(code(memorix::quest::unknown), help("`memorix quest list` lists them"))]

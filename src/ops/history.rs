@@ -32,6 +32,30 @@ pub struct RunRecord {
     pub exit_code: Option<i32>,
     pub started: String,
     pub finished: String,
+    /// For a search or a read made through `memorix mcp`: what was asked and what it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<Access>,
+}
+
+/// A search or a read made through the MCP server, as the run ledger keeps it: enough to
+/// replay it on the same environment and to audit what an agent read.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Access {
+    /// `search` or `read`.
+    pub tool: String,
+    /// The query, or the path read.
+    pub request: String,
+    /// The files answered, each `path:line` with its blob and version.
+    pub answered: Vec<Answered>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Answered {
+    pub path: String,
+    pub lines: String,
+    pub blob: Id,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// Runs `command` with `MEMORIX_ENVIRONMENT` (and `MEMORIX_PROFILE_GENERATION`) set to what
@@ -59,18 +83,24 @@ pub fn run(ctx: &Context, command: &[String]) -> Result<RunRecord> {
         exit_code: status.code(),
         started,
         finished: now_rfc3339(),
+        access: None,
     };
+    append(project, &record)?;
+    count_reads(ctx, &binding.environment)?;
+    Ok(record)
+}
+
+/// Appends one record to the run ledger (`.memorix/runs.jsonl`), one line written at once.
+pub fn append(project: &Project, record: &RunRecord) -> Result<()> {
     let path = project.state_dir.join(RUNS);
-    let mut line = serde_json::to_string(&record).expect("a record serializes");
+    let mut line = serde_json::to_string(record).expect("a record serializes");
     line.push('\n');
     OpenOptions::new()
         .create(true)
         .append(true)
         .open(&path)
         .and_then(|mut f| f.write_all(line.as_bytes()))
-        .map_err(Error::io("append to", &path))?;
-    count_reads(ctx, &binding.environment)?;
-    Ok(record)
+        .map_err(Error::io("append to", &path))
 }
 
 /// Bumps `reads` on the quests whose current resolve for this project is what the run read.

@@ -97,6 +97,12 @@ pub fn init(ctx: &Context, name: Option<&str>, agents: Agents) -> Result<InitOut
     }
     let loaded = manifest::load(&path, dir).ok();
     out.agents_configured = loaded.as_ref().is_some_and(|m| m.agents.is_some());
+    let mcp = loaded.as_ref().and_then(|m| m.agents.as_ref()).is_some_and(|a| a.mcp);
+    match agents {
+        Agents::Write if mcp => out.changed.extend(super::mcp_config::register(&confined, &state, true)?),
+        Agents::Remove => out.changed.extend(super::mcp_config::register(&confined, &state, false)?),
+        _ => {}
+    }
     let memory = loaded.map(|m| m.memory.to_string()).unwrap_or_else(|| ".memory".into());
     out.ignore_updated = ensure_search_whitelist(&confined, &memory)?;
     if out.manifest_written || out.agents != AgentsEdit::Unchanged {

@@ -484,7 +484,7 @@ fn verify_checks_derivations_and_environments() {
     // A build writes records only: no tree of hardlinks per id (one is made for hooks).
     assert_eq!(
         common::files_under(&drv_dir),
-        ["artifacts/SUMMARY.md", "artifacts/titles.json", "derivation.json"]
+        ["artifacts/SUMMARY.md", "artifacts/search-v1.tar", "artifacts/titles.json", "derivation.json"]
     );
     assert_eq!(common::files_under(&env_dir), ["environment.json"]);
 
