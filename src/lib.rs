@@ -15,6 +15,7 @@ pub mod lock;
 pub mod manifest;
 pub mod model;
 pub mod ops;
+pub mod outline;
 pub mod pins;
 pub mod profile;
 pub mod progress;

@@ -4,6 +4,7 @@
 pub mod background;
 pub mod build;
 pub mod cat;
+pub mod changes;
 pub mod context;
 pub mod deps;
 pub mod doctor;

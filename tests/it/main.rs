@@ -23,6 +23,7 @@ mod harnesses;
 mod hostile;
 mod hostile_input;
 mod init;
+mod outline;
 mod pinned_docs;
 mod pins;
 mod pins_properties;
