@@ -357,7 +357,7 @@ fn moved_text(ix: &Index, room: usize) -> String {
         .iter()
         .map(|m| {
             let changes = code(&format!("{}/{}/CHANGES.md", ix.memory, m.mount));
-            format!("- {} {} → {}: {changes}\n", inline(&m.library), inline(&m.from), inline(&m.to))
+            format!("- {}: {changes}\n", inline(&format!("{} {} → {}", m.library, m.from, m.to)))
         })
         .collect();
     let kept = fit(vec![(head.to_string(), lines)], room.saturating_sub(1)).pop();

@@ -3,11 +3,12 @@
 //! library's mount. Both versions are trees in the Store: the old one, when the Store lacks
 //! it, is fetched and verified by what the previous memorix.lock recorded.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::context::Context;
 use super::error::{Error, Result};
 use super::lock::VersionMove;
+use super::moved::{CHANGES, Moved, Side, recorded};
 use super::project::Project;
 use crate::deliver::Delivery;
 use crate::fetch::{Locked, Registry, Request};
@@ -18,20 +19,6 @@ use crate::outline::{self, Difference};
 use crate::store::{Store, Writer};
 use crate::view::api;
 
-/// The file `CHANGES.md` is placed as in a moved library's mount.
-pub const CHANGES: &str = "CHANGES.md";
-/// The project's record of the versions the last update moved (`.memorix/moved.json`).
-const RECORD: &str = "moved.json";
-
-/// One version of the library: its tree and the artifact it was fetched from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Side {
-    pub version: String,
-    pub tree: Id,
-    /// `pypi httpx-0.23.3.tar.gz sha256:…`, when it was fetched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub artifact: Option<String>,
-}
 
 /// What differs from one version to the other.
 #[derive(Debug, Serialize)]
@@ -48,23 +35,6 @@ pub struct Changes {
     /// `CHANGES.md`.
     #[serde(skip)]
     pub text: String,
-}
-
-/// A library whose version the last update moved, as `.memorix/moved.json` keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Moved {
-    pub mount: String,
-    pub library: String,
-    pub from: Side,
-    pub to: Side,
-    /// `CHANGES.md`'s blob.
-    pub changes: Id,
-}
-
-/// The moves the last update recorded (none when there is no record, or it does not read).
-pub fn recorded(project: &Project) -> Vec<Moved> {
-    let text = std::fs::read(project.state_dir.join(RECORD)).ok();
-    text.and_then(|t| serde_json::from_slice(&t).ok()).unwrap_or_default()
 }
 
 /// `memorix changes LIB [FROM] [TO]`: TO defaults to the version memorix.lock has, FROM to the
@@ -167,8 +137,7 @@ pub(crate) fn record_moves(ctx: &Context, writer: &Writer, moved: &[VersionMove]
         let blob = writer.objects().put_blob_bytes(changes.text.as_bytes())?;
         out.push(Moved { mount: mv.mount.clone(), library: mv.library.clone(), from: changes.from, to: changes.to, changes: blob });
     }
-    let json = serde_json::to_vec_pretty(&out).expect("moves serialize");
-    crate::store::fsutil::write_atomic(&project.state_dir, &project.state_dir.join(RECORD), &json)?;
+    super::moved::record(project, &out)?;
     Ok(out)
 }
 

@@ -20,6 +20,7 @@ pub mod ingest;
 pub mod init;
 pub mod lock;
 pub mod log;
+pub mod moved;
 pub mod ls;
 pub mod obtain;
 pub mod pins;

@@ -69,7 +69,7 @@ pub fn render_changes(
         inline(library),
         inline(from),
         inline(to),
-        if downgrade { " (a downgrade: the entries below are undone, oldest last)" } else { "" },
+        if downgrade { " (a downgrade: the entries below are what it undoes, oldest first)" } else { "" },
         inline(from),
         inline(to),
     );
@@ -109,7 +109,8 @@ fn changelog_section(s: &mut String, changelog: Option<(&str, &[Entry])>, downgr
         }
         let _ = write!(s, "\n### {}\n\n", inline(&e.heading));
         for l in e.body.lines() {
-            let _ = writeln!(s, "> {}", l.chars().filter(|c| !c.is_control() || *c == '\t').collect::<String>());
+            let l: String = l.chars().filter(|c| !c.is_control() || *c == '\t').collect();
+            let _ = writeln!(s, ">{}{}", if l.is_empty() { "" } else { " " }, l.trim_end());
         }
     }
 }

@@ -6,6 +6,7 @@ mod common;
 
 mod architecture;
 mod build;
+mod changes;
 mod conflicts;
 mod consistency;
 mod context;
