@@ -40,7 +40,12 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     if let Some(c) = &e.compares {
         for (label, side) in [("old", &c.from), ("new", &c.to)] {
             let artifact = side.artifact.as_deref().unwrap_or("ingested by hand");
-            s.line(format_args!("  {label}     {} {} (tree {}, {artifact})", c.library, side.version, side.tree.short()));
+            s.line(format_args!(
+                "  {label}     {} {} (tree {}, {artifact})",
+                c.library,
+                side.version,
+                side.tree.short()
+            ));
         }
     }
     if let Some(q) = e.quest {

@@ -251,7 +251,9 @@ impl Delivery {
 fn add_outlines<'a>(store: &Store, files: &mut Files, mounts: impl Iterator<Item = (&'a str, &'a Id)>) {
     for (mount, drv) in mounts {
         if let Some(blob) = crate::view::api::api_blob(store, drv) {
-            files.entry(format!("{mount}/{}", crate::view::api::API)).or_insert_with(|| (mount.to_string(), blob));
+            files
+                .entry(format!("{mount}/{}", crate::view::api::API))
+                .or_insert_with(|| (mount.to_string(), blob));
         }
     }
 }

@@ -128,7 +128,12 @@ pub(super) fn harness_outputs(
             let mut index = harness::index(delivery, project.manifest.memory.as_str());
             index.moved = super::changes::current(project, delivery)
                 .into_iter()
-                .map(|m| harness::Moved { mount: m.mount, library: m.library, from: m.from.version, to: m.to.version })
+                .map(|m| harness::Moved {
+                    mount: m.mount,
+                    library: m.library,
+                    from: m.from.version,
+                    to: m.to.version,
+                })
                 .collect();
             Some(harness::outputs(spec, &index, harness::SKILL))
         }
@@ -319,7 +324,8 @@ pub fn build(ctx: &mut Context, req: &BuildRequest) -> Result<BuildOutcome> {
         false => resolution.lock.to_text(),
     };
     // What activation places; the plans, whose files it copies, are let go before it.
-    let mut delivery = Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, 0);
+    let mut delivery =
+        Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, 0);
     super::changes::place(store, project, &mut delivery);
     drop(resolution);
     let ignore_updated = super::init::ensure_search_whitelist(&project.confined, m.memory.as_str())?;

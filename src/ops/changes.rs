@@ -19,7 +19,6 @@ use crate::outline::{self, Difference};
 use crate::store::{Store, Writer};
 use crate::view::api;
 
-
 /// What differs from one version to the other.
 #[derive(Debug, Serialize)]
 pub struct Changes {
@@ -43,9 +42,14 @@ pub fn changes(ctx: &Context, library: &str, from: Option<&str>, to: Option<&str
     let store = ctx.store()?;
     let project = ctx.project().ok();
     let last = project.map(recorded).unwrap_or_default();
-    let last = last.iter().find(|m| crate::store::versions::library_key(&m.library) == crate::store::versions::library_key(library));
+    let last = last.iter().find(|m| {
+        crate::store::versions::library_key(&m.library) == crate::store::versions::library_key(library)
+    });
     let locked = project.and_then(|p| p.clean_lock().ok().flatten()).and_then(|l| {
-        l.mounts.values().flat_map(|m| &m.locators).find(|e| e.pin.as_ref().is_some_and(|p| p.library == library))
+        l.mounts
+            .values()
+            .flat_map(|m| &m.locators)
+            .find(|e| e.pin.as_ref().is_some_and(|p| p.library == library))
             .and_then(|e| e.version.clone())
     });
     let to = to.map(str::to_string).or_else(|| last.map(|m| m.to.version.clone())).or(locked);
@@ -64,9 +68,14 @@ fn side(store: &Store, library: &str, version: &str) -> Result<Side> {
     let entries = index.entries(library);
     let Some(entry) = entries.iter().rev().find(|e| e.version == version) else {
         let held = entries.iter().map(|e| e.version.clone()).collect::<Vec<_>>().join(", ");
-        return Err(Error::ChangesNoVersion { library: library.to_string(), version: version.to_string(), held });
+        return Err(Error::ChangesNoVersion {
+            library: library.to_string(),
+            version: version.to_string(),
+            held,
+        });
     };
-    let artifact = store.records().fetched(&entry.tree).map(|f| format!("{} {} {}", f.registry, f.artifact, f.hash));
+    let artifact =
+        store.records().fetched(&entry.tree).map(|f| format!("{} {} {}", f.registry, f.artifact, f.hash));
     Ok(Side { version: version.to_string(), tree: entry.tree, artifact })
 }
 
@@ -79,16 +88,17 @@ pub fn compute(store: &Store, library: &str, from: Side, to: Side) -> Result<Cha
     };
     let (old, new) = (read(&from.tree)?, read(&to.tree)?);
     let scheme = crate::model::version::scheme_for([from.version.as_str(), to.version.as_str()]);
-    let downgrade = crate::model::version::compare(scheme, &to.version, &from.version) == Some(std::cmp::Ordering::Less);
-    let as_files = |s: &[(String, Vec<u8>)]| -> Vec<(String, Vec<u8>)> { s.to_vec() };
-    let (newer, older) = if downgrade { (as_files(&old), as_files(&new)) } else { (as_files(&new), as_files(&old)) };
+    let downgrade =
+        crate::model::version::compare(scheme, &to.version, &from.version) == Some(std::cmp::Ordering::Less);
+    let (newer, older) = if downgrade { (&old, &new) } else { (&new, &old) };
     let found = |files: &[(String, Vec<u8>)]| -> Option<(String, Vec<Entry>)> {
         let map: outline::Files = files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
         let (path, text) = changelog::find(&map)?;
         Some((path.to_string(), changelog::entries(path, text)))
     };
-    let log = found(&newer).or_else(|| found(&older));
-    let entries = log.as_ref().map(|(_, e)| changelog::between(e, &from.version, &to.version)).unwrap_or_default();
+    let log = found(newer).or_else(|| found(older));
+    let entries =
+        log.as_ref().map(|(_, e)| changelog::between(e, &from.version, &to.version)).unwrap_or_default();
     let (a, b) = (api::outline_of(&old), api::outline_of(&new));
     let api = match (&a, &b) {
         (None, None) => None,
@@ -135,14 +145,25 @@ pub(crate) fn record_moves(ctx: &Context, writer: &Writer, moved: &[VersionMove]
         };
         let changes = compute(writer.store, &mv.library, sided(old, &mv.from), sided(new, &mv.to))?;
         let blob = writer.objects().put_blob_bytes(changes.text.as_bytes())?;
-        out.push(Moved { mount: mv.mount.clone(), library: mv.library.clone(), from: changes.from, to: changes.to, changes: blob });
+        out.push(Moved {
+            mount: mv.mount.clone(),
+            library: mv.library.clone(),
+            from: changes.from,
+            to: changes.to,
+            changes: blob,
+        });
     }
     super::moved::record(project, &out)?;
     Ok(out)
 }
 
 /// Fetches the docs the previous lock recorded for `entry`, verified by its hash and tree.
-fn refetch(ctx: &Context, writer: &Writer, m: &crate::manifest::Manifest, entry: &LockedLocator) -> Result<()> {
+fn refetch(
+    ctx: &Context,
+    writer: &Writer,
+    m: &crate::manifest::Manifest,
+    entry: &LockedLocator,
+) -> Result<()> {
     let (Some(f), Some(pin)) = (&entry.fetched, &entry.pin) else { return Ok(()) };
     let registry = match f.registry.as_str() {
         "crates-io" => Registry::CratesIo,
@@ -183,6 +204,9 @@ pub(crate) fn current(project: &Project, delivery: &Delivery) -> Vec<Moved> {
 /// that name there.
 pub(crate) fn place(store: &Store, project: &Project, delivery: &mut Delivery) {
     for m in current(project, delivery).into_iter().filter(|m| store.objects().has_blob(&m.changes)) {
-        delivery.files.entry(format!("{}/{CHANGES}", m.mount)).or_insert_with(|| (m.mount.clone(), m.changes));
+        delivery
+            .files
+            .entry(format!("{}/{CHANGES}", m.mount))
+            .or_insert_with(|| (m.mount.clone(), m.changes));
     }
 }

@@ -132,7 +132,9 @@ pub enum Error {
     #[error("which versions of {library} to compare: name them, or update its pin first")]
     #[diagnostic(
         code(memorix::changes::versions),
-        help("`memorix changes {library} FROM TO` compares two versions the Store holds (`memorix versions {library}`); without them it compares the versions the last `memorix update` moved between")
+        help(
+            "`memorix changes {library} FROM TO` compares two versions the Store holds (`memorix versions {library}`); without them it compares the versions the last `memorix update` moved between"
+        )
     )]
     ChangesVersions { library: String },
 

@@ -108,7 +108,8 @@ fn derived(
     let moved = super::moved::recorded(project).into_iter().find(|x| x.mount == mount.as_str());
     let (blob, origin, compares) = match (name, moved) {
         (super::moved::CHANGES, Some(mv)) => {
-            let origin = format!("derived: what changed from {} {} to {}", mv.library, mv.from.version, mv.to.version);
+            let origin =
+                format!("derived: what changed from {} {} to {}", mv.library, mv.from.version, mv.to.version);
             (mv.changes, origin, Some(mv))
         }
         (crate::view::api::API, _) => match crate::view::api::api_blob(store, drv) {
@@ -118,7 +119,8 @@ fn derived(
         _ => return Ok(None),
     };
     let lock = project.clean_lock().ok().flatten();
-    let entry = lock.and_then(|l| l.mounts.get(mount.as_str())?.locators.iter().find(|e| e.version.is_some()).cloned());
+    let entry = lock
+        .and_then(|l| l.mounts.get(mount.as_str())?.locators.iter().find(|e| e.version.is_some()).cloned());
     let m = &project.manifest;
     Ok(Some(Explanation {
         path: rel.to_string(),

@@ -272,7 +272,10 @@ fn filter_of(d: &crate::manifest::FetchDecl) -> Filter {
 /// The filter of `library` (a normalized name, as memorix.lock records it) by `[fetch.LIB]`.
 pub(crate) fn filter(m: &Manifest, library: &str) -> Filter {
     let key = crate::store::versions::library_key;
-    m.fetch.iter().find(|(name, _)| key(name) == key(library)).map_or_else(Filter::default, |(_, d)| filter_of(d))
+    m.fetch
+        .iter()
+        .find(|(name, _)| key(name) == key(library))
+        .map_or_else(Filter::default, |(_, d)| filter_of(d))
 }
 
 /// One request: where the docs go (`docs/<lib>/`, or the locator's own place when it names

@@ -51,7 +51,8 @@ pub fn find<'a>(files: &Files<'a>) -> Option<(&'a str, &'a str)> {
 /// The entries of a changelog, in its order.
 pub fn entries(path: &str, text: &str) -> Vec<Entry> {
     let lower = path.to_ascii_lowercase();
-    let headings = if lower.ends_with(".rst") || lower.ends_with(".txt") { rst(text) } else { markdown(text) };
+    let headings =
+        if lower.ends_with(".rst") || lower.ends_with(".txt") { rst(text) } else { markdown(text) };
     let versioned: Vec<(usize, String)> =
         headings.iter().enumerate().filter_map(|(i, h)| Some((i, version_in(&h.text)?))).collect();
     // The level most version headings are at: sub-headings that name one are not entries.
@@ -81,7 +82,9 @@ pub fn between(entries: &[Entry], from: &str, to: &str) -> Vec<Entry> {
     let (lo, hi) = if down { (to, from) } else { (from, to) };
     let mut out: Vec<Entry> = entries
         .iter()
-        .filter(|e| cmp(&e.version, lo) == Some(Ordering::Greater) && cmp(&e.version, hi) != Some(Ordering::Greater))
+        .filter(|e| {
+            cmp(&e.version, lo) == Some(Ordering::Greater) && cmp(&e.version, hi) != Some(Ordering::Greater)
+        })
         .filter(|e| cmp(&e.version, hi).is_some())
         .cloned()
         .collect();
@@ -115,7 +118,9 @@ fn markdown(text: &str) -> Vec<Heading> {
     let mut open: Option<(usize, usize, String)> = None;
     for (event, range) in Parser::new(text).into_offset_iter() {
         match event {
-            Event::Start(Tag::Heading { level, .. }) => open = Some((level as usize, range.start, String::new())),
+            Event::Start(Tag::Heading { level, .. }) => {
+                open = Some((level as usize, range.start, String::new()))
+            }
             Event::Text(t) | Event::Code(t) => {
                 if let Some((_, _, s)) = open.as_mut() {
                     s.push_str(&t);
@@ -152,7 +157,11 @@ fn rst(text: &str) -> Vec<Heading> {
         let (start, title) = offsets[i - 1];
         let (under, line) = offsets[i];
         let Some(c) = rule(line) else { continue };
-        if title.trim().is_empty() || title.starts_with(' ') || rule(title).is_some() || line.len() < title.trim().len() {
+        if title.trim().is_empty()
+            || title.starts_with(' ')
+            || rule(title).is_some()
+            || line.len() < title.trim().len()
+        {
             continue;
         }
         let over = i >= 2 && rule(offsets[i - 2].1) == Some(c);
@@ -168,4 +177,36 @@ fn rst(text: &str) -> Vec<Heading> {
         out.push(Heading { level, text: title.trim().to_string(), start, body: under + line.len() });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MD: &str = "# Changelog\n\n## 2.0.0 (2024)\n\n### Removed\n\n* `proxies`\n\n## 1.1.0\n\n* More.\n\n```\n## 0.9.0 in a fence\n```\n\n## [1.0.0] - 2023\n\n* First.\n";
+    const RST: &str = "Changes\n=======\n\nVersion 2.0.0\n-------------\n\n-   Breaking.\n\nVersion 1.0\n-----------\n\n-   First.\n";
+
+    fn versions(entries: &[Entry]) -> Vec<&str> {
+        entries.iter().map(|e| e.version.as_str()).collect()
+    }
+
+    #[test]
+    fn markdown_and_rst_are_cut_at_version_headings_of_one_level() {
+        let md = entries("CHANGELOG.md", MD);
+        assert_eq!(versions(&md), ["2.0.0", "1.1.0", "1.0.0"]);
+        assert_eq!(md[0].body, "### Removed\n\n* `proxies`");
+        assert!(md[1].body.contains("## 0.9.0 in a fence"), "a fenced line is no heading");
+        let rst = entries("CHANGES.rst", RST);
+        assert_eq!(versions(&rst), ["2.0.0", "1.0"]);
+        assert_eq!(rst[0].heading, "Version 2.0.0");
+        assert_eq!(rst[0].body, "-   Breaking.");
+    }
+
+    #[test]
+    fn between_takes_the_upgrade_newest_first_and_a_downgrade_reversed() {
+        let md = entries("CHANGELOG.md", MD);
+        assert_eq!(versions(&between(&md, "1.0.0", "2.0.0")), ["2.0.0", "1.1.0"]);
+        assert_eq!(versions(&between(&md, "2.0.0", "1.0.0")), ["1.1.0", "2.0.0"]);
+        assert!(between(&md, "2.0.0", "2.0.0").is_empty());
+    }
 }

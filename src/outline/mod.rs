@@ -75,7 +75,10 @@ pub fn outline(files: &Files) -> Option<Outline> {
         (Language::Rust, rust::items(files))
     } else if has("package.json") {
         (Language::TypeScript, script::items(files))
-    } else if has("PKG-INFO") || has("pyproject.toml") || has("setup.py") || files.keys().any(|p| p.ends_with(".py"))
+    } else if has("PKG-INFO")
+        || has("pyproject.toml")
+        || has("setup.py")
+        || files.keys().any(|p| p.ends_with(".py"))
     {
         (Language::Python, python::items(files))
     } else {
@@ -136,7 +139,15 @@ fn one_line(text: &str) -> String {
 /// (`f( a, b, )` is `f(a, b)`), so formatting alone never reads as a changed signature.
 fn signature_line(text: &str) -> String {
     let mut s = one_line(text);
-    for (from, to) in [("( ", "("), ("[ ", "["), (", )", ")"), (", ]", "]"), (" )", ")"), (" ]", "]"), ("function (", "function(")] {
+    for (from, to) in [
+        ("( ", "("),
+        ("[ ", "["),
+        (", )", ")"),
+        (", ]", "]"),
+        (" )", ")"),
+        (" ]", "]"),
+        ("function (", "function("),
+    ] {
         s = s.replace(from, to);
     }
     s

@@ -36,7 +36,13 @@ impl Module {
     fn exports(&self) -> BTreeSet<&str> {
         match &self.all {
             Some(all) => all.iter().map(String::as_str).collect(),
-            None => self.defs.keys().chain(self.imports.keys()).map(String::as_str).filter(|n| !n.starts_with('_')).collect(),
+            None => self
+                .defs
+                .keys()
+                .chain(self.imports.keys())
+                .map(String::as_str)
+                .filter(|n| !n.starts_with('_'))
+                .collect(),
         }
     }
 }
@@ -66,7 +72,9 @@ pub fn items(files: &Files) -> Vec<Item> {
         for name in module.exports() {
             if let Some(at) = resolve(&modules, m, name, 0) {
                 let shown = (m.clone(), name.to_string());
-                let better = best.get(&at).is_none_or(|b| (b.0.matches('.').count(), b) > (shown.0.matches('.').count(), &shown));
+                let better = best
+                    .get(&at)
+                    .is_none_or(|b| (b.0.matches('.').count(), b) > (shown.0.matches('.').count(), &shown));
                 if better {
                     best.insert(at, shown);
                 }
@@ -76,10 +84,22 @@ pub fn items(files: &Files) -> Vec<Item> {
     let mut out = Vec::new();
     for ((m, name), (module, shown)) in best {
         let def = &modules[&m].defs[&name];
-        out.push(Item { module: module.clone(), name: shown.clone(), kind: def.kind.into(), signature: def.signature.clone(), doc: def.doc.clone() });
+        out.push(Item {
+            module: module.clone(),
+            name: shown.clone(),
+            kind: def.kind.into(),
+            signature: def.signature.clone(),
+            doc: def.doc.clone(),
+        });
         for (member, signature, doc) in &def.members {
             let name = format!("{shown}.{member}");
-            out.push(Item { module: module.clone(), name, kind: "method".into(), signature: signature.clone(), doc: doc.clone() });
+            out.push(Item {
+                module: module.clone(),
+                name,
+                kind: "method".into(),
+                signature: signature.clone(),
+                doc: doc.clone(),
+            });
         }
     }
     out
@@ -88,7 +108,9 @@ pub fn items(files: &Files) -> Vec<Item> {
 /// The package's module files by dotted name, each with whether it is an `__init__`: every
 /// `.py`/`.pyi` whose directories up from the top (or `src/`) each hold an `__init__`.
 fn sources<'a>(files: &Files<'a>) -> BTreeMap<String, (&'a [u8], bool)> {
-    let package = |dir: &str| ["__init__.py", "__init__.pyi"].iter().any(|i| files.contains_key(format!("{dir}/{i}").as_str()));
+    let package = |dir: &str| {
+        ["__init__.py", "__init__.pyi"].iter().any(|i| files.contains_key(format!("{dir}/{i}").as_str()))
+    };
     let mut out: BTreeMap<String, (&str, &[u8], bool)> = BTreeMap::new();
     for (path, bytes) in files {
         let Some(stem) = path.strip_suffix(".pyi").or_else(|| path.strip_suffix(".py")) else { continue };
@@ -122,7 +144,12 @@ fn public(module: &str) -> bool {
 }
 
 /// Where `name` as `module` exports it is defined, following imports from the package.
-fn resolve(modules: &BTreeMap<String, Module>, module: &str, name: &str, depth: usize) -> Option<(String, String)> {
+fn resolve(
+    modules: &BTreeMap<String, Module>,
+    module: &str,
+    name: &str,
+    depth: usize,
+) -> Option<(String, String)> {
     let m = modules.get(module)?;
     if m.defs.contains_key(name) {
         return Some((module.to_string(), name.to_string()));
@@ -173,7 +200,9 @@ fn definition(node: Node, src: &[u8]) -> Option<(String, Def)> {
     let body = node.child_by_field_name("body");
     let doc = body.map(|b| docstring(b, src)).unwrap_or_default();
     let def = match node.kind() {
-        "function_definition" => Def { kind: "function", signature: function_signature(node, src), doc, members: Vec::new() },
+        "function_definition" => {
+            Def { kind: "function", signature: function_signature(node, src), doc, members: Vec::new() }
+        }
         "class_definition" => {
             let bases = node.child_by_field_name("superclasses").map(|s| text(s, src)).unwrap_or_default();
             let members = body.map(|b| members(b, src)).unwrap_or_default();
@@ -200,7 +229,11 @@ fn members(body: Node, src: &[u8]) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     let mut cursor = body.walk();
     for node in body.named_children(&mut cursor) {
-        let Some((name, def)) = ["function_definition", "decorated_definition"].contains(&node.kind()).then(|| definition(node, src)).flatten() else {
+        let Some((name, def)) = ["function_definition", "decorated_definition"]
+            .contains(&node.kind())
+            .then(|| definition(node, src))
+            .flatten()
+        else {
             continue;
         };
         if def.kind == "function" && (!name.starts_with('_') || name == "__init__") {
@@ -212,16 +245,26 @@ fn members(body: Node, src: &[u8]) -> Vec<(String, String, String)> {
 
 /// The first line of a body's docstring.
 fn docstring(body: Node, src: &[u8]) -> String {
-    let Some(first) = body.named_child(0).filter(|n| n.kind() == "expression_statement") else { return String::new() };
+    let Some(first) = body.named_child(0).filter(|n| n.kind() == "expression_statement") else {
+        return String::new();
+    };
     let Some(string) = first.named_child(0).filter(|n| n.kind() == "string") else { return String::new() };
     let mut cursor = string.walk();
-    let content: String = string.named_children(&mut cursor).filter(|n| n.kind() == "string_content").map(|n| text(n, src)).collect();
+    let content: String = string
+        .named_children(&mut cursor)
+        .filter(|n| n.kind() == "string_content")
+        .map(|n| text(n, src))
+        .collect();
     first_line(&content)
 }
 
 /// `NAME = …` or `NAME: T = …` at the top: a data item; `__all__ = [...]`: the exports.
 fn assignment(node: Node, src: &[u8], out: &mut Module) {
-    let Some(assign) = node.named_child(0).filter(|n| n.kind() == "assignment" || n.kind() == "augmented_assignment") else { return };
+    let Some(assign) =
+        node.named_child(0).filter(|n| n.kind() == "assignment" || n.kind() == "augmented_assignment")
+    else {
+        return;
+    };
     let Some(left) = assign.child_by_field_name("left").filter(|l| l.kind() == "identifier") else { return };
     let name = text(left, src).to_string();
     if name == "__all__" {
@@ -261,7 +304,12 @@ fn import(node: Node, src: &[u8], package: &str, out: &mut Module) {
             base.pop();
         }
         let rest = &raw[dots..];
-        [base.join("."), rest.to_string()].iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>().join(".")
+        [base.join("."), rest.to_string()]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(".")
     } else {
         raw.to_string()
     };

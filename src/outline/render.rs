@@ -16,10 +16,10 @@ pub const CHANGELOG_CAP: usize = 48 * 1024;
 pub fn render(title: &str, outline: &Outline) -> String {
     let modules = outline.items.iter().map(|i| &i.module).collect::<std::collections::BTreeSet<_>>().len();
     let mut s = format!("# API outline: {}\n\n", inline(title));
-    let _ = write!(
+    let _ = writeln!(
         s,
         "{} public items in {modules} module(s), read from the {} sources of this version with a parser: \
-         module, kind, signature, and the first line of the item's doc comment (the library's text).\n",
+         module, kind, signature, and the first line of the item's doc comment (the library's text).",
         outline.items.len(),
         outline.language.as_str(),
     );
@@ -29,7 +29,7 @@ pub fn render(title: &str, outline: &Outline) -> String {
             let _ = write!(
                 s,
                 "\n*{} more items are not listed here: this outline is capped at {} KiB. \
-                 `memorix changes --json` gives every item.*\n",
+                 The sources beside it have the rest.*\n",
                 outline.items.len() - n,
                 OUTLINE_CAP / 1024
             );
@@ -63,9 +63,9 @@ pub fn render_changes(
     diff: Option<&Difference>,
 ) -> String {
     let mut s = format!("# Changes: {} {} → {}\n\n", inline(library), inline(from), inline(to));
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "{} moved from {} to {}{}. Code written for {} may not hold for {}: read what changed below.\n",
+        "{} moved from {} to {}{}. Code written for {} may not hold for {}: read what changed below.",
         inline(library),
         inline(from),
         inline(to),
@@ -79,11 +79,23 @@ pub fn render_changes(
         None => s.push_str("No outline: memorix reads Rust crates, Python packages and npm packages.\n"),
         Some(d) if d.is_empty() => s.push_str("The public items and their signatures are the same.\n"),
         Some(d) => {
-            section(&mut s, "Removed", d.removed.iter().map(line));
-            section(&mut s, "Changed", d.changed.iter().map(|c| {
-                format!("{}: {} → {}", code(&format!("{}::{}", c.before.module, c.before.name)), code(&c.before.signature), code(&c.after.signature))
-            }));
-            section(&mut s, "Added", d.added.iter().map(line));
+            section(&mut s, "Removed", d.removed.iter().map(line).collect());
+            section(
+                &mut s,
+                "Changed",
+                d.changed
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{}: {} → {}",
+                            code(&format!("{}::{}", c.before.module, c.before.name)),
+                            code(&c.before.signature),
+                            code(&c.after.signature)
+                        )
+                    })
+                    .collect(),
+            );
+            section(&mut s, "Added", d.added.iter().map(line).collect());
         }
     }
     s
@@ -104,7 +116,8 @@ fn changelog_section(s: &mut String, changelog: Option<(&str, &[Entry])>, downgr
     let start = s.len();
     for (n, e) in entries.iter().enumerate() {
         if s.len() - start > super::render::CHANGELOG_CAP {
-            let _ = writeln!(s, "\n*{} more entries are not quoted: this section is capped.*", entries.len() - n);
+            let _ =
+                writeln!(s, "\n*{} more entries are not quoted: this section is capped.*", entries.len() - n);
             break;
         }
         let _ = write!(s, "\n### {}\n\n", inline(&e.heading));
@@ -115,8 +128,8 @@ fn changelog_section(s: &mut String, changelog: Option<(&str, &[Entry])>, downgr
     }
 }
 
-fn section(s: &mut String, title: &str, lines: impl ExactSizeIterator<Item = String>) {
-    if lines.len() == 0 {
+fn section(s: &mut String, title: &str, lines: Vec<String>) {
+    if lines.is_empty() {
         return;
     }
     let _ = write!(s, "\n### {title}\n\n");

@@ -142,7 +142,13 @@ impl Crate {
                 None => name,
             };
             let module = std::iter::once(krate.to_string()).chain(module).collect::<Vec<_>>().join("::");
-            out.push(Item { module, name, kind: d.kind.into(), signature: d.signature.clone(), doc: d.doc.clone() });
+            out.push(Item {
+                module,
+                name,
+                kind: d.kind.into(),
+                signature: d.signature.clone(),
+                doc: d.doc.clone(),
+            });
         }
         out
     }
@@ -157,10 +163,11 @@ impl Crate {
         if depth < 4 {
             for r in &self.reexports {
                 let hit = match &r.name {
-                    Some(alias) => {
-                        r.source.split_last().is_some_and(|(last, m)| last == name && m == module)
-                            .then(|| alias.clone())
-                    }
+                    Some(alias) => r
+                        .source
+                        .split_last()
+                        .is_some_and(|(last, m)| last == name && m == module)
+                        .then(|| alias.clone()),
                     None => (r.source == module).then(|| name.to_string()),
                 };
                 if let Some(alias) = hit
@@ -302,7 +309,9 @@ fn absolute(module: &[String], path: &[String]) -> Option<Vec<String>> {
 
 /// A function's signature as a function with an empty body (a method's included).
 fn unparse_fn(vis: &Visibility, sig: &syn::Signature) -> String {
-    syn::parse2::<syn::ItemFn>(quote::quote!(#vis #sig {})).map(|f| unparse(SynItem::Fn(f))).unwrap_or_default()
+    syn::parse2::<syn::ItemFn>(quote::quote!(#vis #sig {}))
+        .map(|f| unparse(SynItem::Fn(f)))
+        .unwrap_or_default()
 }
 
 /// A type as rustfmt writes it, through a type alias.

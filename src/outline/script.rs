@@ -19,7 +19,8 @@ struct Decl {
 
 /// The package's public items.
 pub fn items(files: &Files) -> Vec<Item> {
-    let manifest = files.get("package.json").and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok());
+    let manifest =
+        files.get("package.json").and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok());
     let manifest = manifest.unwrap_or_default();
     let name = manifest["name"].as_str().unwrap_or("package").to_string();
     let entries = entries(&manifest);
@@ -109,7 +110,8 @@ fn exports(root: Node, src: &[u8], module: &str, out: &mut Vec<Item>) {
             doc: decl.doc.clone(),
         });
         for (member, kind, signature, doc) in &decl.members {
-            let (name, kind, signature, doc) = (format!("{name}.{member}"), (*kind).into(), signature.clone(), doc.clone());
+            let (name, kind, signature, doc) =
+                (format!("{name}.{member}"), (*kind).into(), signature.clone(), doc.clone());
             out.push(Item { module: module.to_string(), name, kind, signature, doc });
         }
     };
@@ -124,24 +126,42 @@ fn exports(root: Node, src: &[u8], module: &str, out: &mut Vec<Item>) {
 /// `module.exports = …`, `exports.x = …`.
 fn exported(node: Node, src: &[u8], locals: &BTreeMap<String, Decl>) -> Vec<(String, Decl)> {
     let doc = doc_before(node, src);
-    let local = |name: &str| locals.get(name).map(|d| Decl { kind: d.kind, signature: d.signature.clone(), doc: d.doc.clone(), members: d.members.clone() });
+    let local = |name: &str| {
+        locals.get(name).map(|d| Decl {
+            kind: d.kind,
+            signature: d.signature.clone(),
+            doc: d.doc.clone(),
+            members: d.members.clone(),
+        })
+    };
     match node.kind() {
         "export_statement" => {
-            let default = (0..node.child_count()).filter_map(|i| node.child(i as u32)).any(|c| matches!(c.kind(), "default" | "="));
+            let default = (0..node.child_count())
+                .filter_map(|i| node.child(i as u32))
+                .any(|c| matches!(c.kind(), "default" | "="));
             if let Some(decl) = node.child_by_field_name("declaration") {
                 let mut found = declarations(decl, src);
                 if default {
                     found.iter_mut().for_each(|(n, _)| *n = "default".into());
                 }
-                return found.into_iter().map(|(n, mut d)| {
-                    if d.doc.is_empty() {
-                        d.doc = doc.clone();
-                    }
-                    (n, d)
-                }).collect();
+                return found
+                    .into_iter()
+                    .map(|(n, mut d)| {
+                        if d.doc.is_empty() {
+                            d.doc = doc.clone();
+                        }
+                        (n, d)
+                    })
+                    .collect();
             }
-            if let Some(value) = node.child_by_field_name("value").or_else(|| default.then(|| node.named_children(&mut node.walk()).last()).flatten()) {
-                return value_decl(value, src, doc, &local).map(|d| ("default".to_string(), d)).into_iter().collect();
+            if let Some(value) = node
+                .child_by_field_name("value")
+                .or_else(|| default.then(|| node.named_children(&mut node.walk()).last()).flatten())
+            {
+                return value_decl(value, src, doc, &local)
+                    .map(|d| ("default".to_string(), d))
+                    .into_iter()
+                    .collect();
             }
             let mut cursor = node.walk();
             let clause = node.named_children(&mut cursor).find(|c| c.kind() == "export_clause");
@@ -152,9 +172,15 @@ fn exported(node: Node, src: &[u8], locals: &BTreeMap<String, Decl>) -> Vec<(Str
                 .named_children(&mut c2)
                 .filter_map(|spec| {
                     let name = text(spec.child_by_field_name("name")?, src).to_string();
-                    let alias = spec.child_by_field_name("alias").map_or(name.clone(), |a| text(a, src).to_string());
+                    let alias =
+                        spec.child_by_field_name("alias").map_or(name.clone(), |a| text(a, src).to_string());
                     let decl = match &source {
-                        Some(from) => Decl { kind: "re-export", signature: format!("export {{ {} }} from {from}", text(spec, src)), doc: String::new(), members: Vec::new() },
+                        Some(from) => Decl {
+                            kind: "re-export",
+                            signature: format!("export {{ {} }} from {from}", text(spec, src)),
+                            doc: String::new(),
+                            members: Vec::new(),
+                        },
                         None => local(&name)?,
                     };
                     Some((alias, decl))
@@ -162,13 +188,21 @@ fn exported(node: Node, src: &[u8], locals: &BTreeMap<String, Decl>) -> Vec<(Str
                 .collect()
         }
         "expression_statement" => {
-            let Some(assign) = node.named_child(0).filter(|n| n.kind() == "assignment_expression") else { return Vec::new() };
-            let (Some(left), Some(right)) = (assign.child_by_field_name("left"), assign.child_by_field_name("right")) else { return Vec::new() };
+            let Some(assign) = node.named_child(0).filter(|n| n.kind() == "assignment_expression") else {
+                return Vec::new();
+            };
+            let (Some(left), Some(right)) =
+                (assign.child_by_field_name("left"), assign.child_by_field_name("right"))
+            else {
+                return Vec::new();
+            };
             let target = text(left, src);
             let name = match target {
                 "module.exports" => "default".to_string(),
                 t => match t.strip_prefix("module.exports.").or_else(|| t.strip_prefix("exports.")) {
-                    Some(n) if n.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') => n.to_string(),
+                    Some(n) if n.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') => {
+                        n.to_string()
+                    }
                     _ => return Vec::new(),
                 },
             };
@@ -190,8 +224,15 @@ fn value_decl(value: Node, src: &[u8], doc: String, local: &dyn Fn(&str) -> Opti
         "function_expression" | "arrow_function" | "function" => {
             Some(Decl { kind: "function", signature: head(value, src), doc, members: Vec::new() })
         }
-        "class" => Some(Decl { kind: "class", signature: head(value, src), doc, members: members(value, src) }),
-        _ => Some(Decl { kind: "value", signature: one_line(text(value, src)).chars().take(80).collect(), doc, members: Vec::new() }),
+        "class" => {
+            Some(Decl { kind: "class", signature: head(value, src), doc, members: members(value, src) })
+        }
+        _ => Some(Decl {
+            kind: "value",
+            signature: one_line(text(value, src)).chars().take(80).collect(),
+            doc,
+            members: Vec::new(),
+        }),
     }
 }
 
@@ -200,10 +241,14 @@ fn declarations(node: Node, src: &[u8]) -> Vec<(String, Decl)> {
     let doc = doc_before(node, src);
     let named = |kind: &'static str, members: Vec<(String, &'static str, String, String)>| {
         let name = node.child_by_field_name("name").map(|n| text(n, src).to_string());
-        name.map(|n| (n, Decl { kind, signature: head(node, src), doc: doc.clone(), members })).into_iter().collect()
+        name.map(|n| (n, Decl { kind, signature: head(node, src), doc: doc.clone(), members }))
+            .into_iter()
+            .collect()
     };
     match node.kind() {
-        "function_declaration" | "function_signature" | "generator_function_declaration" => named("function", Vec::new()),
+        "function_declaration" | "function_signature" | "generator_function_declaration" => {
+            named("function", Vec::new())
+        }
         "class_declaration" | "abstract_class_declaration" => named("class", members(node, src)),
         "interface_declaration" => named("interface", Vec::new()),
         "type_alias_declaration" => named("type", Vec::new()),
@@ -212,17 +257,22 @@ fn declarations(node: Node, src: &[u8]) -> Vec<(String, Decl)> {
         "ambient_declaration" => {
             let mut cursor = node.walk();
             let inner: Vec<Node> = node.named_children(&mut cursor).collect();
-            inner.into_iter().flat_map(|d| declarations(d, src)).map(|(n, mut d)| {
-                if d.doc.is_empty() {
-                    d.doc = doc.clone();
-                }
-                (n, d)
-            }).collect()
+            inner
+                .into_iter()
+                .flat_map(|d| declarations(d, src))
+                .map(|(n, mut d)| {
+                    if d.doc.is_empty() {
+                        d.doc = doc.clone();
+                    }
+                    (n, d)
+                })
+                .collect()
         }
         "lexical_declaration" | "variable_declaration" => {
             let keyword = node.child(0).map(|k| text(k, src)).unwrap_or("var");
             let mut cursor = node.walk();
-            let declarators: Vec<Node> = node.named_children(&mut cursor).filter(|d| d.kind() == "variable_declarator").collect();
+            let declarators: Vec<Node> =
+                node.named_children(&mut cursor).filter(|d| d.kind() == "variable_declarator").collect();
             declarators
                 .into_iter()
                 .filter_map(|d| {
@@ -250,7 +300,8 @@ fn members(class: Node, src: &[u8]) -> Vec<(String, &'static str, String, String
         };
         let Some(name) = m.child_by_field_name("name").map(|n| text(n, src)) else { continue };
         let mut c = m.walk();
-        let hidden = m.children(&mut c).any(|x| x.kind() == "accessibility_modifier" && text(x, src) != "public");
+        let hidden =
+            m.children(&mut c).any(|x| x.kind() == "accessibility_modifier" && text(x, src) != "public");
         if hidden || name.starts_with('#') {
             continue;
         }
@@ -268,8 +319,12 @@ fn head(node: Node, src: &[u8]) -> String {
 
 /// The first line of the `/** … */` comment right before `node`.
 fn doc_before(node: Node, src: &[u8]) -> String {
-    let Some(prev) = node.prev_named_sibling().filter(|p| p.kind() == "comment") else { return String::new() };
-    let Some(body) = text(prev, src).strip_prefix("/**").and_then(|t| t.strip_suffix("*/")) else { return String::new() };
+    let Some(prev) = node.prev_named_sibling().filter(|p| p.kind() == "comment") else {
+        return String::new();
+    };
+    let Some(body) = text(prev, src).strip_prefix("/**").and_then(|t| t.strip_suffix("*/")) else {
+        return String::new();
+    };
     let lines: Vec<&str> = body.lines().map(|l| l.trim().trim_start_matches('*').trim()).collect();
     first_line(&lines.join("\n"))
 }

@@ -22,7 +22,11 @@ fn moved(env: &TestEnv, lib: &str, from: &str, to: &str) -> String {
     assert!(!env.project.join(format!(".memory/libs/{lib}/CHANGES.md")).exists(), "nothing moved yet");
     repin(env, lib, to);
     let out = run(env, &reg, &["update"]).ok();
-    assert!(out.stdout.contains(&format!("{lib} {from} -> {to}")) || out.stdout.contains(to), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(&format!("{lib} {from} -> {to}")) || out.stdout.contains(to),
+        "{}",
+        out.stdout
+    );
     let path = env.project.join(format!(".memory/libs/{lib}/CHANGES.md"));
     fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}\n{}", path.display(), out.stdout))
 }
@@ -55,15 +59,16 @@ fn an_httpx_update_says_proxies_is_gone_and_agents_are_told() {
     assert!(!text.contains("### 0.23.3") && !text.contains("### 0.23.2"), "{text}");
     // The API difference: `Client.__init__` lost `proxies`.
     let api = &text[text.find("\n## API difference").unwrap()..];
-    let changed = api.lines().find(|l| l.starts_with("- `httpx::Client.__init__`")).unwrap_or_else(|| panic!("{api}"));
+    let changed =
+        api.lines().find(|l| l.starts_with("- `httpx::Client.__init__`")).unwrap_or_else(|| panic!("{api}"));
     let (before, after) = changed.split_once(" → ").unwrap();
-    assert!(before.contains("proxies: typing.Optional[ProxiesTypes] = None") && !after.contains("proxies"), "{changed}");
+    assert!(
+        before.contains("proxies: typing.Optional[ProxiesTypes] = None") && !after.contains("proxies"),
+        "{changed}"
+    );
     // The always-loaded index names the move and where to read it.
     let agents = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
-    assert!(
-        agents.contains("- httpx 0.23.3 → 0.28.1: `.memory/libs/httpx/CHANGES.md`\n"),
-        "{agents}"
-    );
+    assert!(agents.contains("- httpx 0.23.3 → 0.28.1: `.memory/libs/httpx/CHANGES.md`\n"), "{agents}");
     // On demand, the same.
     let json = env.run(&["changes", "httpx", "--json"]).ok().json();
     assert_eq!(json["from"]["version"], "0.23.3");
@@ -78,7 +83,10 @@ fn an_httpx_update_says_proxies_is_gone_and_agents_are_told() {
     assert!(explained.contains("  old     httpx 0.23.3 (tree ") && explained.contains("pypi httpx-0.23.3.tar.gz sha256:9818458eb565bb54898ccb9b8b251a28785dd4a55afbc23d0eb410754fe7d0f9"), "{explained}");
     assert!(explained.contains("  new     httpx 0.28.1 (tree ") && explained.contains("pypi httpx-0.28.1.tar.gz sha256:75e98c5f16b0f35b567856f597f06ff2270a374470a5c2392242528e3e3e42fc"), "{explained}");
     let e = env.run(&["explain", "--json", ".memory/libs/httpx/CHANGES.md"]).ok().json();
-    assert_eq!(e["compares"]["from"]["artifact"].as_str().unwrap().split(' ').nth(1), Some("httpx-0.23.3.tar.gz"));
+    assert_eq!(
+        e["compares"]["from"]["artifact"].as_str().unwrap().split(' ').nth(1),
+        Some("httpx-0.23.3.tar.gz")
+    );
 }
 
 #[test]
@@ -87,7 +95,12 @@ fn a_click_update_lists_its_8_0_breaking_changes_and_a_downgrade_the_same_revers
     let env = TestEnv::new();
     let text = moved(&env, "click", "7.1.2", "8.1.7");
     assert!(text.contains("From `CHANGES.rst`, newest first"), "{text}");
-    assert!(text.contains("\n### Version 8.0.0\n\n> Released 2021-05-11\n>\n> -   Drop support for Python 2 and 3.5.\n"), "{text}");
+    assert!(
+        text.contains(
+            "\n### Version 8.0.0\n\n> Released 2021-05-11\n>\n> -   Drop support for Python 2 and 3.5.\n"
+        ),
+        "{text}"
+    );
     assert!(!text.contains("### Version 7.1.2"), "{text}");
     let up = env.run(&["changes", "click", "7.1.2", "8.1.7", "--json"]).ok().json();
     let down = env.run(&["changes", "click", "8.1.7", "7.1.2", "--json"]).ok().json();
@@ -100,7 +113,11 @@ fn a_click_update_lists_its_8_0_breaking_changes_and_a_downgrade_the_same_revers
     assert_eq!(names(&up, "added"), names(&down, "removed"));
     assert_eq!(names(&up, "removed"), names(&down, "added"));
     let text = env.run(&["changes", "click", "8.1.7", "7.1.2"]).ok().stdout;
-    assert!(text.contains("(a downgrade: the entries below are what it undoes, oldest first)") || text.contains("oldest first"), "{text}");
+    assert!(
+        text.contains("(a downgrade: the entries below are what it undoes, oldest first)")
+            || text.contains("oldest first"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -92,7 +92,10 @@ fn fetched_docs_are_the_generation_a_hand_ingest_makes() {
     let dir = other.root.join("matchit");
     for file in common::files_under(&env.project.join(".memory/libs/matchit")) {
         if file != "API.md" {
-            common::write_file(&dir.join(&file), &fs::read(env.project.join(".memory/libs/matchit").join(&file)).unwrap());
+            common::write_file(
+                &dir.join(&file),
+                &fs::read(env.project.join(".memory/libs/matchit").join(&file)).unwrap(),
+            );
         }
     }
     other.run(&["ingest", "docs/matchit/", dir.to_str().unwrap(), "--version", "0.9.2"]).ok();

@@ -33,7 +33,8 @@ pub fn pin(lib: &str, version: &str) -> (&'static str, String) {
 fn crate_sum(lib: &str, version: &str) -> String {
     let origins = fs::read_to_string(corpus("registry/ORIGINS.tsv")).unwrap();
     let file = format!("crates/dl/{lib}/{lib}-{version}.crate\t");
-    let line = origins.lines().find(|l| l.starts_with(&file)).unwrap_or_else(|| panic!("{file} in ORIGINS.tsv"));
+    let line =
+        origins.lines().find(|l| l.starts_with(&file)).unwrap_or_else(|| panic!("{file} in ORIGINS.tsv"));
     line.split('\t').nth(3).unwrap().to_string()
 }
 
@@ -41,7 +42,10 @@ fn crate_sum(lib: &str, version: &str) -> String {
 pub fn project(env: &TestEnv, lib: &str, version: &str) -> Registry {
     let (file, text) = pin(lib, version);
     env.write(file, &text);
-    env.write("memorix.toml", &format!("[pins]\nfiles = [\"{file}\"]\n\n[mounts.\"libs/{lib}\"]\nselect = [\"docs/{lib}/@pin\"]\n"));
+    env.write(
+        "memorix.toml",
+        &format!("[pins]\nfiles = [\"{file}\"]\n\n[mounts.\"libs/{lib}\"]\nselect = [\"docs/{lib}/@pin\"]\n"),
+    );
     Registry::serve(&corpus("registry"))
 }
 
@@ -95,7 +99,11 @@ fn a_crate_outline_lists_its_public_items_with_signatures() {
     for text in [&old, &new] {
         assert!(text.contains("- method `Request::builder`: `pub fn builder() -> Builder` — Creates a new builder-style object to manufacture a \\`Request\\`"), "{text}");
         // Re-exported at the root: listed there, not under `http::request`.
-        assert!(text.contains("\n## `http::request`\n") && !text.contains("`Request::new`: `pub fn new(body: T) -> Request<T>` —\n## `http::request`"));
+        assert!(
+            text.contains("\n## `http::request`\n")
+                && !text
+                    .contains("`Request::new`: `pub fn new(body: T) -> Request<T>` —\n## `http::request`")
+        );
         assert!(!text.contains("#[cfg(test)]") && !text.contains("fn test_"), "no test item");
     }
 }
@@ -118,7 +126,11 @@ fn a_python_outline_lists_exports_by_all_or_leading_underscore() {
     assert!(new.contains("`def option(*param_decls: str, cls: t.Optional[t.Type[Option]] = None, **attrs: t.Any) -> t.Callable[[FC], FC]`"), "{new}");
     let env = TestEnv::new();
     let [old, new] = outlines(&env, "httpx", ["0.23.3", "0.28.1"]);
-    assert!(old.contains("- method `Client.__init__`: `def __init__(self, *, auth:") && old.contains("proxies: typing.Optional[ProxiesTypes] = None"), "{old}");
+    assert!(
+        old.contains("- method `Client.__init__`: `def __init__(self, *, auth:")
+            && old.contains("proxies: typing.Optional[ProxiesTypes] = None"),
+        "{old}"
+    );
     assert!(new.contains("- method `Client.__init__`") && !new.contains("proxies:"), "{new}");
     // `__all__` lists the package's names; its private modules are not listed.
     assert!(!new.contains("## `httpx._"), "{new}");
@@ -142,7 +154,10 @@ fn an_npm_outline_lists_the_default_export_of_its_entry_file() {
 #[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn outlines_are_the_same_in_two_stores() {
     let artifacts = |env: &TestEnv| -> Vec<(String, String)> {
-        env.store_listing().into_iter().filter(|(p, _)| p.ends_with("/artifacts/API.md") || p.ends_with("/artifacts/api.json")).collect()
+        env.store_listing()
+            .into_iter()
+            .filter(|(p, _)| p.ends_with("/artifacts/API.md") || p.ends_with("/artifacts/api.json"))
+            .collect()
     };
     let (a, b) = (TestEnv::new(), TestEnv::new());
     for env in [&a, &b] {
