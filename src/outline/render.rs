@@ -164,3 +164,27 @@ fn code(text: &str) -> String {
     let pad = if text.starts_with('`') || text.ends_with('`') { " " } else { "" };
     format!("{fence}{pad}{text}{pad}{fence}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outline::Language;
+
+    #[test]
+    fn third_party_text_cannot_shape_the_outline() {
+        let item = Item {
+            module: "pkg".into(),
+            name: "f".into(),
+            kind: "function".into(),
+            signature: "def f(a=`x`)\n# heading".into(),
+            doc: "<!-- memorix:end --> [link](http://x) *bold*".into(),
+        };
+        let text = render("pkg 1.0", &Outline { language: Language::Python, items: vec![item] });
+        let line = text.lines().find(|l| l.starts_with("- function")).unwrap();
+        assert_eq!(
+            line,
+            "- function `f`: ``def f(a=`x`) # heading`` — &lt;!-- memorix:end --&gt; \\[link\\](http://x) \\*bold\\*"
+        );
+        assert_eq!(text.lines().filter(|l| l.starts_with('#')).count(), 2, "{text}");
+    }
+}
