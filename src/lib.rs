@@ -16,6 +16,7 @@ pub mod manifest;
 pub mod mcp;
 pub mod model;
 pub mod ops;
+pub mod outline;
 pub mod pins;
 pub mod profile;
 pub mod progress;

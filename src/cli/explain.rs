@@ -37,6 +37,17 @@ pub fn run(ctx: &Context, args: Args) -> Result<u8> {
     if let Some(f) = &e.fetched {
         s.line(format_args!("  fetched {} from {} ({})", f.artifact, f.registry, f.hash));
     }
+    if let Some(c) = &e.compares {
+        for (label, side) in [("old", &c.from), ("new", &c.to)] {
+            let artifact = side.artifact.as_deref().unwrap_or("ingested by hand");
+            s.line(format_args!(
+                "  {label}     {} {} (tree {}, {artifact})",
+                c.library,
+                side.version,
+                side.tree.short()
+            ));
+        }
+    }
     if let Some(q) = e.quest {
         s.line(format_args!("  quest   {} (memorix quest show {})", q.short(), q.short()));
     }

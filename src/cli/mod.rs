@@ -2,6 +2,7 @@
 
 mod build;
 mod cat;
+mod changes;
 mod completions;
 mod doctor;
 mod edit;
@@ -116,6 +117,7 @@ enum Command {
     Gc(gc::GcArgs),
     Purge(gc::PurgeArgs),
     Versions(versions::Args),
+    Changes(changes::Args),
     Pins(pins::Args),
     Doctor(doctor::Args),
     Remote(remote::Args),
@@ -259,6 +261,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Gc(a) => gc::run_gc(&ctx, a),
         Command::Purge(a) => gc::run_purge(&ctx, a),
         Command::Versions(a) => versions::run(&ctx, a),
+        Command::Changes(a) => changes::run(&ctx, a),
         Command::Pins(a) => pins::run(&ctx, a),
         Command::Remote(a) => remote::run(&ctx, a),
         Command::Push(a) => remote::push(&ctx, a),

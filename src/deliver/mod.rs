@@ -117,13 +117,15 @@ impl Delivery {
         m: &Manifest,
         generation: u64,
     ) -> Delivery {
-        let files = plan.files.iter().map(|(p, f)| (p.to_string(), (f.mount.to_string(), f.blob))).collect();
+        let mut files: Files =
+            plan.files.iter().map(|(p, f)| (p.to_string(), (f.mount.to_string(), f.blob))).collect();
         let mounts = plan
             .mounts
             .iter()
             .zip(derivations)
             .map(|((path, id), d)| mount_info(store, m, path.as_str(), id, &d.provenance))
             .collect();
+        add_outlines(store, &mut files, plan.mounts.iter().map(|(p, id)| (p.as_str(), id)));
         Delivery { environment, generation, mounts, files }
     }
 
@@ -135,12 +137,13 @@ impl Delivery {
         generation: u64,
     ) -> Result<Delivery> {
         let record = store.records().read_environment(&environment)?;
-        let files = store
+        let mut files: Files = store
             .records()
             .environment_files(&record)?
             .into_iter()
             .map(|(p, (mount, blob))| (p.to_string(), (mount.to_string(), blob)))
             .collect();
+        add_outlines(store, &mut files, record.mounts.iter().map(|(p, id)| (p.as_str(), id)));
         let mut mounts = Vec::new();
         for (path, id) in &record.mounts {
             let provenance = store.records().read_derivation(id)?.provenance;
@@ -240,6 +243,18 @@ impl Delivery {
     /// The files of `mount`: environment paths, sorted, with their blobs.
     pub fn mount_files<'d>(&'d self, mount: &'d MountInfo) -> impl Iterator<Item = (&'d str, &'d Id)> {
         self.files.iter().filter(|(_, (m, _))| *m == mount.path).map(|(p, (_, blob))| (p.as_str(), blob))
+    }
+}
+
+/// Each library mount's `API.md` (book: design/outlines.md#outline), placed beside its files
+/// unless the library has a file of that name there.
+fn add_outlines<'a>(store: &Store, files: &mut Files, mounts: impl Iterator<Item = (&'a str, &'a Id)>) {
+    for (mount, drv) in mounts {
+        if let Some(blob) = crate::view::api::api_blob(store, drv) {
+            files
+                .entry(format!("{mount}/{}", crate::view::api::API))
+                .or_insert_with(|| (mount.to_string(), blob));
+        }
     }
 }
 

@@ -10,7 +10,7 @@ pub mod doctor;
 mod render;
 pub mod sync;
 
-pub use render::{Body, Index, IndexMount, Output, outputs};
+pub use render::{Body, Index, IndexMount, Moved, Output, outputs};
 
 use crate::deliver::Delivery;
 use crate::manifest::Manifest;
@@ -69,7 +69,7 @@ pub fn index(delivery: &Delivery, memory: &str) -> Index {
             files: delivery.mount_files(m).map(|(p, _)| p.to_string()).collect(),
         })
         .collect();
-    Index { environment: delivery.environment, memory: memory.to_string(), mounts }
+    Index { environment: delivery.environment, memory: memory.to_string(), mounts, moved: Vec::new() }
 }
 
 /// The spec `[agents]` and the mounts' `applies-to` declare, if the table is there.

@@ -18,6 +18,17 @@ pub struct Index {
     /// The memory directory, project-relative (`.memory`).
     pub memory: String,
     pub mounts: Vec<IndexMount>,
+    /// Libraries whose version the last update moved.
+    pub moved: Vec<Moved>,
+}
+
+/// A library whose version the last update moved, and the mount whose `CHANGES.md` says how.
+#[derive(Debug, Clone)]
+pub struct Moved {
+    pub mount: String,
+    pub library: String,
+    pub from: String,
+    pub to: String,
 }
 
 #[derive(Debug, Clone)]
@@ -330,10 +341,11 @@ fn index_text(ix: &Index, spec: &AgentsSpec, members: &BTreeMap<String, Vec<Stri
         .collect();
     let total_files: usize = entries.iter().map(|(_, f)| f.len()).sum();
     let more = |n: usize| format!("- {n} more files: {}\n", code(&format!("{}/INDEX.md", ix.memory)));
-    let fixed = head.len() + scoped_text.len() + more(total_files).len();
+    let moved = moved_text(ix, (budget as usize).saturating_sub(head.len() + scoped_text.len()) / 2);
+    let fixed = head.len() + moved.len() + scoped_text.len() + more(total_files).len();
     let body = fit(entries, (budget as usize).saturating_sub(fixed));
     let shown = body.iter().map(|(_, f)| f.len()).sum::<usize>();
-    let mut s = head;
+    let mut s = head + &moved;
     for (h, files) in &body {
         s += h;
         files.iter().for_each(|f| s += f);
@@ -342,6 +354,28 @@ fn index_text(ix: &Index, spec: &AgentsSpec, members: &BTreeMap<String, Vec<Stri
         s += &more(total_files - shown);
     }
     s + &scoped_text
+}
+
+/// The libraries whose version the last update moved, each with from → to and its
+/// `CHANGES.md` (book: design/outlines.md#changes), as many as `room` bytes hold.
+fn moved_text(ix: &Index, room: usize) -> String {
+    if ix.moved.is_empty() {
+        return String::new();
+    }
+    let head = "Versions moved in the last update; read what changed before writing code against them:\n";
+    let lines: Vec<String> = ix
+        .moved
+        .iter()
+        .map(|m| {
+            let changes = code(&format!("{}/{}/CHANGES.md", ix.memory, m.mount));
+            format!("- {}: {changes}\n", inline(&format!("{} {} → {}", m.library, m.from, m.to)))
+        })
+        .collect();
+    let kept = fit(vec![(head.to_string(), lines)], room.saturating_sub(1)).pop();
+    match kept {
+        Some((h, lines)) if !lines.is_empty() => h + &lines.concat() + "\n",
+        _ => String::new(),
+    }
 }
 
 /// Keeps every heading that fits, then files in order while they fit, in `room` bytes.
@@ -401,6 +435,7 @@ mod tests {
         Index {
             environment: Id::of_bytes(b"env"),
             memory: ".memory".into(),
+            moved: Vec::new(),
             mounts: vec![
                 IndexMount {
                     path: "api".into(),

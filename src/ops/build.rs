@@ -125,7 +125,16 @@ pub(super) fn harness_outputs(
 ) -> Option<Vec<harness::Output>> {
     match spec {
         Some(spec) => {
-            let index = harness::index(delivery, project.manifest.memory.as_str());
+            let mut index = harness::index(delivery, project.manifest.memory.as_str());
+            index.moved = super::changes::current(project, delivery)
+                .into_iter()
+                .map(|m| harness::Moved {
+                    mount: m.mount,
+                    library: m.library,
+                    from: m.from.version,
+                    to: m.to.version,
+                })
+                .collect();
             let user = |rel: &str| harness::sync::user_len(&project.confined, rel);
             Some(harness::outputs(spec, &index, harness::SKILL, &user))
         }
@@ -302,6 +311,9 @@ pub fn build(ctx: &mut Context, req: &BuildRequest) -> Result<BuildOutcome> {
         Hooks { trusted: m.artifacts.is_empty() || super::trust::is_trusted(project), ..Hooks::default() };
     outcome.derivations = realise_derivations(&writer, m, &resolution.derivations, &mut hooks)?;
     outcome.artifact_failures = std::mem::take(&mut hooks.failures);
+    if !outcome.moved.is_empty() {
+        super::changes::record_moves(ctx, &writer, &outcome.moved)?;
+    }
     crate::fault::point("build.derivations");
     let (env_id, environment_new) = realise_environment(&writer, m, &resolution.environment)?;
     writer.records().record_project(&project.roots(&resolution.lock)?)?;
@@ -313,7 +325,9 @@ pub fn build(ctx: &mut Context, req: &BuildRequest) -> Result<BuildOutcome> {
         false => resolution.lock.to_text(),
     };
     // What activation places; the plans, whose files it copies, are let go before it.
-    let delivery = Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, 0);
+    let mut delivery =
+        Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, 0);
+    super::changes::place(store, project, &mut delivery);
     drop(resolution);
     let ignore_updated = super::init::ensure_search_whitelist(&project.confined, m.memory.as_str())?;
     let mut profile = Profile::load(&project.state_dir)?;

@@ -133,6 +133,22 @@ pub enum Error {
     )]
     NoPinFilesToRead,
 
+    #[error("which versions of {library} to compare: name them, or update its pin first")]
+    #[diagnostic(
+        code(memorix::changes::versions),
+        help(
+            "`memorix changes {library} FROM TO` compares two versions the Store holds (`memorix versions {library}`); without them it compares the versions the last `memorix update` moved between"
+        )
+    )]
+    ChangesVersions { library: String },
+
+    #[error("the Store has no version {version} of {library}")]
+    #[diagnostic(
+        code(memorix::changes::no_version),
+        help("versions held: {}; fetch it by pinning it and running `memorix build`, or ingest it with `memorix ingest docs/{library}/ DIR --version {version}`", if held.is_empty() { "none" } else { held })
+    )]
+    ChangesNoVersion { library: String, version: String, held: String },
+
     #[error("memorix.toml has no mount `{name}`")]
     #[diagnostic(code(memorix::ops::unknown_mount), help("{}", mount_choices(suggestion, known)))]
     UnknownMount { name: String, known: Vec<String>, suggestion: Option<String> },

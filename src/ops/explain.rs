@@ -35,6 +35,10 @@ pub struct Explanation {
     pub quest: Option<Id>,
     /// Every conflict decided at this path (inside the mount and between mounts).
     pub decisions: Vec<Decision>,
+    /// For a `CHANGES.md` memorix derived when a pin moved: the two versions it compares,
+    /// each with the artifact it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compares: Option<super::moved::Moved>,
 }
 
 pub fn explain(ctx: &Context, path: &str) -> Result<Explanation> {
@@ -77,9 +81,63 @@ pub fn explain(ctx: &Context, path: &str) -> Result<Explanation> {
             fetched,
             quest,
             decisions,
+            compares: None,
         });
     }
-    Err(Error::NotInEnvironment { path: rel.to_string(), memory: m.memory.to_string() })
+    match derived(ctx, project, &env, binding.environment, &rel)? {
+        Some(e) => Ok(e),
+        None => Err(Error::NotInEnvironment { path: rel.to_string(), memory: m.memory.to_string() }),
+    }
+}
+
+/// A file memorix derived into a library's mount (book: design/outlines.md#outline): its
+/// `API.md` (from the mount's derivation) or `CHANGES.md` (from the two versions the last
+/// update moved between).
+fn derived(
+    ctx: &Context,
+    project: &Project,
+    env: &crate::store::environment::EnvironmentRecord,
+    environment: Id,
+    rel: &StorePath,
+) -> Result<Option<Explanation>> {
+    let store = ctx.store()?;
+    let Some((parent, name)) = rel.as_str().rsplit_once('/') else { return Ok(None) };
+    let Some((mount, drv)) = env.mounts.iter().find(|(p, _)| p.as_str() == parent) else {
+        return Ok(None);
+    };
+    let moved = super::moved::recorded(project).into_iter().find(|x| x.mount == mount.as_str());
+    let (blob, origin, compares) = match (name, moved) {
+        (super::moved::CHANGES, Some(mv)) => {
+            let origin =
+                format!("derived: what changed from {} {} to {}", mv.library, mv.from.version, mv.to.version);
+            (mv.changes, origin, Some(mv))
+        }
+        (crate::view::api::API, _) => match crate::view::api::api_blob(store, drv) {
+            Some(blob) => (blob, format!("derived: the API outline of derivation {}", drv.short()), None),
+            None => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    let lock = project.clean_lock().ok().flatten();
+    let entry = lock
+        .and_then(|l| l.mounts.get(mount.as_str())?.locators.iter().find(|e| e.version.is_some()).cloned());
+    let m = &project.manifest;
+    Ok(Some(Explanation {
+        path: rel.to_string(),
+        environment,
+        mount: mount.to_string(),
+        derivation: *drv,
+        origin,
+        blob,
+        locator: entry.as_ref().map(|e| e.locator.clone()).unwrap_or_default(),
+        kind: crate::model::Kind::Docs,
+        generation: None,
+        version: entry.as_ref().and_then(|e| e.version.clone()),
+        fetched: entry.and_then(|e| e.fetched),
+        quest: m.mounts.iter().find(|x| &x.path == mount).map(crate::view::derivation_quest),
+        decisions: Vec::new(),
+        compares,
+    }))
 }
 
 /// What memorix.lock says a fetcher made `locator` of `mount` from, if anything.

@@ -245,6 +245,23 @@ fn lacks(
     })
 }
 
+/// What `[fetch.LIB]` keeps and leaves out.
+fn filter_of(d: &crate::manifest::FetchDecl) -> Filter {
+    Filter {
+        include: (!d.include.is_empty()).then(|| d.include_set.clone()),
+        exclude: (!d.exclude.is_empty()).then(|| d.exclude_set.clone()),
+    }
+}
+
+/// The filter of `library` (a normalized name, as memorix.lock records it) by `[fetch.LIB]`.
+pub(crate) fn filter(m: &Manifest, library: &str) -> Filter {
+    let key = crate::store::versions::library_key;
+    m.fetch
+        .iter()
+        .find(|(name, _)| key(name) == key(library))
+        .map_or_else(Filter::default, |(_, d)| filter_of(d))
+}
+
 /// One request: where the docs go (`docs/<lib>/`, or the locator's own place when it names
 /// the library), the pin's hashes, what the lock recorded, and `[fetch.LIB]`.
 fn request(
@@ -262,10 +279,7 @@ fn request(
         Locator::new(loc.kind, path, true)
     };
     let decl = m.fetch.iter().find(|(name, _)| crate::pins::normalize(pin.ecosystem, name) == pin.library);
-    let filter = decl.map_or_else(Filter::default, |(_, d)| Filter {
-        include: (!d.include.is_empty()).then(|| d.include_set.clone()),
-        exclude: (!d.exclude.is_empty()).then(|| d.exclude_set.clone()),
-    });
+    let filter = decl.map_or_else(Filter::default, |(_, d)| filter_of(d));
     let locked = entry.and_then(|e| {
         let f = e.fetched.as_ref()?;
         Some(Locked { artifact: f.artifact.clone(), hash: f.hash.clone(), tree: Some(e.id) })

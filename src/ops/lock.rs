@@ -43,6 +43,11 @@ pub struct VersionMove {
     pub library: String,
     pub from: String,
     pub to: String,
+    /// The locator's entry in the previous lock and in the new one (what `CHANGES.md` compares).
+    #[serde(skip)]
+    pub before: Option<crate::lock::LockedLocator>,
+    #[serde(skip)]
+    pub after: Option<crate::lock::LockedLocator>,
 }
 
 /// The versions `now` moved from `previous`: for each locator that a library's version
@@ -63,7 +68,8 @@ fn version_moves(previous: Option<&Lockfile>, now: &Lockfile) -> Vec<VersionMove
                 && old.locator == new.locator
                 && from != to
             {
-                out.push(VersionMove { mount: mount.clone(), library, from, to });
+                let (before, after) = (Some(old.clone()), Some(new.clone()));
+                out.push(VersionMove { mount: mount.clone(), library, from, to, before, after });
             }
         }
     }

@@ -4,6 +4,7 @@
 pub mod background;
 pub mod build;
 pub mod cat;
+pub mod changes;
 pub mod context;
 pub mod deps;
 pub mod doctor;
@@ -22,6 +23,7 @@ pub mod lock;
 pub mod log;
 pub mod ls;
 pub mod mcp_config;
+pub mod moved;
 pub mod obtain;
 pub mod pins;
 pub mod profile;

@@ -173,7 +173,8 @@ pub struct Hooks {
     pub ran: bool,
 }
 
-/// Computes what the derivation lacks: `SUMMARY.md` and the titles, then each hook's output.
+/// Computes what the derivation lacks: its API outline, `SUMMARY.md` and the titles, then
+/// each hook's output.
 /// A hook runs only when trusted; an output already in the Store (keyed by derivation and
 /// command: made before, or by another project with the same selection and hook) needs no
 /// run, so no trust.
@@ -185,6 +186,7 @@ pub fn ensure(
     hooks: &mut Hooks,
 ) -> Result<()> {
     let store = writer.store;
+    super::api::ensure(writer, id, plan)?;
     if !store.records().has_artifact(id, &name(SUMMARY)) || !store.records().has_artifact(id, &name(TITLES)) {
         let (text, titles) = summary(store, id, plan)?;
         let titles = serde_json::to_vec(&titles).expect("titles serialize");

@@ -1,6 +1,7 @@
 //! Views: derivations (one resolved selection) and environments (derivations mounted as one
 //! tree), the conflict rules between their files, and their objects in the Store.
 
+pub mod api;
 pub mod artifacts;
 pub mod conflict;
 pub mod derivation_plan;

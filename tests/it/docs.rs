@@ -267,7 +267,7 @@ fn book_console_blocks_run() {
 #[ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)"]
 fn console_blocks_that_fetch_from_the_corpus_registry_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for page in ["README.md", "book/src/fetching.md"] {
+    for page in ["README.md", "book/src/fetching.md", "book/src/changes.md"] {
         assert!(fs::read_to_string(root.join(page)).unwrap().contains(NEEDS_REGISTRY), "{page}");
         assert!(run_file(&root.join(page), true, Part::All) >= 1, "{page}");
     }

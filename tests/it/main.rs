@@ -6,6 +6,7 @@ mod common;
 
 mod architecture;
 mod build;
+mod changes;
 mod conflicts;
 mod consistency;
 mod context;
@@ -24,6 +25,7 @@ mod hostile;
 mod hostile_input;
 mod init;
 mod mcp;
+mod outline;
 mod pinned_docs;
 mod pins;
 mod pins_properties;

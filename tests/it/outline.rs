@@ -1,0 +1,171 @@
+//! API outlines (DESIGN.md §16, book: design/outlines.md): a fetched library's mount gets an
+//! `API.md` of its public items, parsed from the corpus's real artifacts at two versions each
+//! (crates, sdists, npm tarballs), the same on two machines.
+
+use crate::common;
+
+use std::fs;
+
+use common::registry::Registry;
+use common::{Run, TestEnv, corpus};
+
+/// A pin file for one library at one version: its name and text.
+pub fn pin(lib: &str, version: &str) -> (&'static str, String) {
+    match lib {
+        "matchit" | "http" => {
+            let sum = crate_sum(lib, version);
+            let text = format!(
+                "version = 4\n\n[[package]]\nname = \"{lib}\"\nversion = \"{version}\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \"{sum}\"\n"
+            );
+            ("Cargo.lock", text)
+        }
+        "ms" => {
+            let text = format!(
+                "{{\"name\": \"p\", \"lockfileVersion\": 3, \"requires\": true, \"packages\": {{\"\": {{\"name\": \"p\", \"dependencies\": {{\"ms\": \"{version}\"}}}}, \"node_modules/ms\": {{\"version\": \"{version}\", \"resolved\": \"https://registry.npmjs.org/ms/-/ms-{version}.tgz\"}}}}}}\n"
+            );
+            ("package-lock.json", text)
+        }
+        _ => ("requirements.txt", format!("{lib}=={version}\n")),
+    }
+}
+
+/// The sha256 of a corpus crate, as ORIGINS.tsv records it.
+fn crate_sum(lib: &str, version: &str) -> String {
+    let origins = fs::read_to_string(corpus("registry/ORIGINS.tsv")).unwrap();
+    let file = format!("crates/dl/{lib}/{lib}-{version}.crate\t");
+    let line =
+        origins.lines().find(|l| l.starts_with(&file)).unwrap_or_else(|| panic!("{file} in ORIGINS.tsv"));
+    line.split('\t').nth(3).unwrap().to_string()
+}
+
+/// A project pinning `lib` at `version` with a `libs/<lib>` mount, and a local registry.
+pub fn project(env: &TestEnv, lib: &str, version: &str) -> Registry {
+    let (file, text) = pin(lib, version);
+    env.write(file, &text);
+    env.write(
+        "memorix.toml",
+        &format!("[pins]\nfiles = [\"{file}\"]\n\n[mounts.\"libs/{lib}\"]\nselect = [\"docs/{lib}/@pin\"]\n"),
+    );
+    Registry::serve(&corpus("registry"))
+}
+
+/// Moves the pin to `version`.
+pub fn repin(env: &TestEnv, lib: &str, version: &str) {
+    let (file, text) = pin(lib, version);
+    env.write(file, &text);
+}
+
+pub fn run(env: &TestEnv, reg: &Registry, args: &[&str]) -> Run {
+    let mut cmd = env.command();
+    for (k, v) in reg.env() {
+        cmd.env(k, v);
+    }
+    env.run_cmd(cmd.args(args))
+}
+
+fn api(env: &TestEnv, lib: &str) -> String {
+    let path = env.project.join(format!(".memory/libs/{lib}/API.md"));
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Builds `lib` at each of `versions` in turn; returns each version's `API.md`.
+fn outlines(env: &TestEnv, lib: &str, versions: [&str; 2]) -> [String; 2] {
+    let reg = project(env, lib, versions[0]);
+    run(env, &reg, &["build"]).ok();
+    let first = api(env, lib);
+    repin(env, lib, versions[1]);
+    run(env, &reg, &["update"]).ok();
+    [first, api(env, lib)]
+}
+
+#[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
+fn a_crate_outline_lists_its_public_items_with_signatures() {
+    let env = TestEnv::new();
+    let [old, new] = outlines(&env, "matchit", ["0.7.3", "0.8.4"]);
+    for text in [&old, &new] {
+        assert!(text.starts_with("# API outline: matchit 0."), "{text}");
+        assert!(text.contains("\n## `matchit`\n"), "{text}");
+        assert!(
+            text.contains("- method `Router::insert`: `pub fn insert(&mut self, route: impl Into<String>, value: T) -> Result<(), InsertError>` — Insert a route"),
+            "{text}"
+        );
+        // The tree's nodes are the crate's own (a private module, not re-exported).
+        assert!(!text.contains("`Node`") && !text.contains("::tree"), "{text}");
+    }
+    assert!(!old.contains("Router::remove") && new.contains("Router::remove"), "0.8 added remove");
+    let env = TestEnv::new();
+    let [old, new] = outlines(&env, "http", ["0.2.12", "1.0.0"]);
+    for text in [&old, &new] {
+        assert!(text.contains("- method `Request::builder`: `pub fn builder() -> Builder` — Creates a new builder-style object to manufacture a \\`Request\\`"), "{text}");
+        // Re-exported at the root: listed there, not under `http::request`.
+        assert!(
+            text.contains("\n## `http::request`\n")
+                && !text
+                    .contains("`Request::new`: `pub fn new(body: T) -> Request<T>` —\n## `http::request`")
+        );
+        assert!(!text.contains("#[cfg(test)]") && !text.contains("fn test_"), "no test item");
+    }
+}
+
+#[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
+fn a_python_outline_lists_exports_by_all_or_leading_underscore() {
+    let env = TestEnv::new();
+    let [old, new] = outlines(&env, "click", ["7.1.2", "8.1.7"]);
+    for text in [&old, &new] {
+        assert!(text.contains("\n## `click`\n"), "{text}");
+        assert!(text.contains("- function `command`: `def command("), "{text}");
+        assert!(text.contains("- function `option`: `def option("), "{text}");
+        assert!(text.contains(" — Attaches an option to the command."), "{text}");
+        // Private modules and names are not API: `click._compat`, `_unicodefun`.
+        assert!(!text.contains("## `click._"), "{text}");
+        assert!(!text.contains("`_"), "no private name: {text}");
+    }
+    assert!(old.contains("`def option(*param_decls, **attrs)`"), "{old}");
+    assert!(new.contains("`def option(*param_decls: str, cls: t.Optional[t.Type[Option]] = None, **attrs: t.Any) -> t.Callable[[FC], FC]`"), "{new}");
+    let env = TestEnv::new();
+    let [old, new] = outlines(&env, "httpx", ["0.23.3", "0.28.1"]);
+    assert!(
+        old.contains("- method `Client.__init__`: `def __init__(self, *, auth:")
+            && old.contains("proxies: typing.Optional[ProxiesTypes] = None"),
+        "{old}"
+    );
+    assert!(new.contains("- method `Client.__init__`") && !new.contains("proxies:"), "{new}");
+    // `__all__` lists the package's names; its private modules are not listed.
+    assert!(!new.contains("## `httpx._"), "{new}");
+}
+
+#[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
+fn an_npm_outline_lists_the_default_export_of_its_entry_file() {
+    let env = TestEnv::new();
+    let [old, new] = outlines(&env, "ms", ["2.0.0", "2.1.3"]);
+    for text in [&old, &new] {
+        assert!(text.contains("\n## `ms`\n\n- function `default`: `function(val, options)` — Parse or format the given \\`val\\`.\n"), "{text}");
+        // Helpers of the file that are not exported.
+        assert!(!text.contains("fmtShort") && !text.contains("`parse`"), "{text}");
+    }
+}
+
+/// The outline is a derived artifact of the derivation: the same id, and the same bytes,
+/// built in two Stores.
+#[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
+fn outlines_are_the_same_in_two_stores() {
+    let artifacts = |env: &TestEnv| -> Vec<(String, String)> {
+        env.store_listing()
+            .into_iter()
+            .filter(|(p, _)| p.ends_with("/artifacts/API.md") || p.ends_with("/artifacts/api.json"))
+            .collect()
+    };
+    let (a, b) = (TestEnv::new(), TestEnv::new());
+    for env in [&a, &b] {
+        let reg = project(env, "click", "8.1.7");
+        run(env, &reg, &["build"]).ok();
+    }
+    let found = artifacts(&a);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found, artifacts(&b));
+    assert_eq!(api(&a, "click"), api(&b, "click"));
+}
