@@ -1,4 +1,4 @@
-//! What changed between versions (DESIGN.md §16, book: design/outlines.md#changes): when an
+//! What changed between versions (book: design/outlines.md#changes): when an
 //! update moves a pin, the library's mount gets a `CHANGES.md` (the changelog entries between
 //! the two versions, then the API difference), the agents' index names the move, `explain`
 //! names both artifacts, and `memorix changes` says the same on demand; on real version pairs

@@ -1,4 +1,4 @@
-//! API outlines (DESIGN.md §16, book: design/outlines.md): a fetched library's mount gets an
+//! API outlines (book: design/outlines.md#outline): a fetched library's mount gets an
 //! `API.md` of its public items, parsed from the corpus's real artifacts at two versions each
 //! (crates, sdists, npm tarballs), the same on two machines.
 
