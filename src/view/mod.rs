@@ -6,6 +6,7 @@ pub mod conflict;
 pub mod derivation;
 pub mod environment;
 pub mod error;
+pub mod outline;
 
 pub use error::{Error, Result};
 

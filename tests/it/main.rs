@@ -37,3 +37,4 @@ mod surface;
 mod team;
 mod untrusted;
 mod versions;
+mod views;
