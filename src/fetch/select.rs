@@ -44,14 +44,16 @@ const DROP: &[&str] = &[
     "**/{tests,__tests__,__snapshots__,testdata,test_data,fixtures,fixture,bench,benches,benchmarks,fuzz}/**",
     "**/{test_*.py,*_test.py,conftest.py,*.test.*,*.spec.*,tests.rs}",
     // Vendored third-party trees, caches, hidden files and folders.
-    "**/{vendor,vendored,_vendor,third_party,third-party,thirdparty,node_modules,typeshed,__pycache__}/**",
+    "**/{vendor,vendored,_vendor,third_party,third-party,thirdparty,3rdparty,node_modules,__pycache__}/**",
+    "**/{vendored-*,*-vendored,*_vendored,typeshed*}/**",
     "**/.*",
     "**/.*/**",
     "**/*.egg-info/**",
     // CI and build configuration.
     "**/ci/**",
     "**/{appveyor.yml,azure-pipelines.yml,tox.ini,noxfile.py,Makefile,justfile,setup.cfg,setup.py,MANIFEST.in}",
-    "**/{build.rs,Cargo.toml.orig,rustfmt.toml,clippy.toml,deny.toml,codecov.yml,mkdocs.yml,conf.py}",
+    "**/{build.rs,Cargo.toml.orig,rustfmt.toml,clippy.toml,deny.toml,codecov.yml,mkdocs.yml}",
+    "{conf.py,{doc,docs,documentation}/**/conf.py}",
     "**/{tsconfig*.json,*.config.js,*.config.cjs,*.config.mjs,*.config.ts,gulpfile.js,Gruntfile.js,karma.conf.*}",
     "**/{Dockerfile,docker-compose*.yml}",
     // Lock files.
@@ -146,8 +148,13 @@ fn keep_within(
             ranked.push((role, i));
         }
     }
-    // The most teaching files first, each role in path order, while they fit.
-    ranked.sort();
+    // The most teaching files first; within a role public before private (`_x`) and shallow
+    // before deep, so a package's own modules come before what it bundles.
+    ranked.sort_by_key(|(role, i)| {
+        let path = files[*i].0.as_str();
+        let private = path.split('/').any(|p| p.starts_with('_') && !p.starts_with("__init__."));
+        (*role, private, path.matches('/').count(), path)
+    });
     let mut used = 0;
     let mut left_out = Vec::new();
     for (_, i) in ranked {

@@ -315,10 +315,11 @@ fn index_text(ix: &Index, spec: &AgentsSpec, members: &BTreeMap<String, Vec<Stri
         .collect();
     let total_files: usize = entries.iter().map(|(_, f)| f.len()).sum();
     let more = |n: usize| format!("- {n} more files: each mount's `INDEX.md`\n");
-    let fixed = head.len() + libraries.len() + scoped_text.len() + more(total_files).len();
+    let rules_head = if rules.is_empty() { "" } else { "Rules and notes:\n" };
+    let fixed = head.len() + libraries.len() + rules_head.len() + scoped_text.len() + more(total_files).len();
     let body = fit(entries, budget.saturating_sub(fixed));
     let shown = body.iter().map(|(_, f)| f.len()).sum::<usize>();
-    let mut s = head + &libraries;
+    let mut s = head + &libraries + rules_head;
     for (h, files) in &body {
         s += h;
         files.iter().for_each(|f| s += f);

@@ -71,7 +71,7 @@ fn markdown(text: &str) -> Vec<(usize, String)> {
                     && level <= 3
                     && !s.trim().is_empty()
                 {
-                    out.push((level, s.trim().to_string()));
+                    out.push((level, s.split_whitespace().collect::<Vec<_>>().join(" ")));
                 }
             }
             _ => {}
