@@ -1,6 +1,6 @@
-//! The indexes an agent reads to find its way in the memory directory (book:
-//! design/delivery.md#the-indexes): the top `INDEX.md`, one entry per mount (a library with its
-//! exact version, the pin file that pinned it, its one-line description and entry files), sized
+//! The indexes an agent reads to find its way in the memory directory
+//! (book: design/delivery.md#the-indexes): the top `INDEX.md`, one entry per mount (a library
+//! with its exact version, the pin file that pinned it, its one-line description and entry files), sized
 //! to fit; and one `INDEX.md` per mount listing its files with their titles. Text from the
 //! manifest and from fetched files is escaped onto one line and capped.
 
