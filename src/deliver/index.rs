@@ -174,7 +174,7 @@ fn libraries_text(libraries: &[&Entry], cap: usize, full: bool) -> String {
     }
     s.push_str(if full { ".\n\n" } else { ", each in `libs/<name>/` unless its line names a folder.\n\n" });
     for e in libraries {
-        let pins = (Some(&e.mount.pinned_by) != common).then_some(&e.mount.pinned_by[..]).unwrap_or_default();
+        let pins: &[String] = if Some(&e.mount.pinned_by) != common { &e.mount.pinned_by } else { &[] };
         let _ = write!(s, "- {}", versions(e.mount, pins));
         if full || !standard(e.mount) {
             let _ = write!(s, " in {}", markdown::code(&format!("{}/", e.mount.path)));
