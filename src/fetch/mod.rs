@@ -269,8 +269,7 @@ fn prepare(
     };
     let (hash, verified_by) = verify(req, &cand, &bytes)?;
     let unpacked = archive::unpack(&cand.file, &bytes, archive::LIMITS)?;
-    let files: Vec<(String, Vec<u8>)> =
-        select::keep(req.registry, &unpacked.files, &req.filter).into_iter().cloned().collect();
+    let files = select::keep(req.registry, &unpacked.files, &req.filter);
     if files.is_empty() {
         return Err(Error::NothingKept { file: cand.file.clone(), library: req.library.clone() }.into());
     }

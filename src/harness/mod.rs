@@ -67,6 +67,7 @@ pub fn index(delivery: &Delivery, memory: &str) -> Index {
             intent: m.intent.clone(),
             versions: m.versions.clone(),
             files: delivery.mount_files(m).map(|(p, _)| p.to_string()).collect(),
+            index: delivery.mount_index_path(m),
         })
         .collect();
     Index { environment: delivery.environment, memory: memory.to_string(), mounts, moved: Vec::new() }

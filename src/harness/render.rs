@@ -39,6 +39,8 @@ pub struct IndexMount {
     pub versions: Vec<String>,
     /// Environment paths.
     pub files: Vec<String>,
+    /// The environment path of its own index (`libs/httpx/INDEX.md`).
+    pub index: String,
 }
 
 /// A generated file's content.
@@ -88,7 +90,7 @@ pub fn outputs(spec: &AgentsSpec, ix: &Index, skill: &str, user: &dyn Fn(&str) -
         // Copilot also loads AGENTS.md and CLAUDE.md: point there rather than load it twice.
         let inner = if agents_md || spec.has(Claude) {
             format!(
-                "This project's read-only memory is in `{m}/`; its index is in {carrier} (every file: `{m}/INDEX.md`).\n",
+                "This project's read-only memory is in `{m}/`; its index is in {carrier} (every library and mount: `{m}/INDEX.md`).\n",
                 m = ix.memory
             )
         } else {
@@ -204,7 +206,8 @@ fn member_text(ix: &Index, spec: &AgentsSpec, dir: &str, mounts: &[String], budg
     let head = format!(
         "## Project memory for {}\n\n\
          Environment `{env}`: read-only memory for this package, at the versions it pins; what the whole \
-         project shares is in the root AGENTS.md, and `{m}/INDEX.md` lists every file.\n\n",
+         project shares is in the root AGENTS.md, and each mount's folder in `{m}/` has an `INDEX.md` of its \
+         files.\n\n",
         code(dir),
         env = ix.environment.short(),
         m = one_line(&ix.memory)
@@ -218,7 +221,7 @@ fn member_text(ix: &Index, spec: &AgentsSpec, dir: &str, mounts: &[String], budg
         })
         .collect();
     let total: usize = entries.iter().map(|(_, f)| f.len()).sum();
-    let more = |n: usize| format!("- {n} more files: {}\n", code(&format!("{}/INDEX.md", ix.memory)));
+    let more = |n: usize| format!("- {n} more files: each mount's `INDEX.md`\n");
     let body = fit(entries, (budget as usize).saturating_sub(head.len() + more(total).len()));
     let shown: usize = body.iter().map(|(_, f)| f.len()).sum();
     let mut s = head;
@@ -307,24 +310,107 @@ fn glob_list(globs: &[String]) -> String {
     globs.iter().map(|g| code(g)).collect::<Vec<_>>().join(", ")
 }
 
-/// The always-loaded index: the environment, every always-loaded mount with its intent and
-/// library versions, as many of its files as `budget` bytes hold, the path-scoped mounts
-/// with their globs, and a pointer to INDEX.md for the rest.
+/// The always-loaded index: the environment, then the libraries with their exact versions
+/// (every one named while `budget` holds them), then every other always-loaded mount with its
+/// intent and as many of its files as fit, the path-scoped mounts with their globs, and
+/// pointers to the indexes for the rest.
 fn index_text(ix: &Index, spec: &AgentsSpec, members: &BTreeMap<String, Vec<String>>, budget: u64) -> String {
     let head = format!(
         "## Project memory\n\n\
-         Environment `{env}`: read-only memory for this project in `{m}/`: rules, notes, and library docs \
-         at the versions the project pins. Read these files with your usual tools; `{m}/INDEX.md` lists \
-         every file. To change them, edit memorix.toml and run `memorix build`.\n\n",
+         Environment `{env}`: read-only memory for this project in `{m}/`: library docs at the exact versions \
+         the project pins, rules and notes. Read these files with your usual tools; `{m}/INDEX.md` describes \
+         every library and mount, and each mount's folder has an `INDEX.md` of its files. To change them, edit \
+         memorix.toml and run `memorix build`.\n\n",
         env = ix.environment.short(),
         m = one_line(&ix.memory)
     );
     let (scoped, always): (Vec<&IndexMount>, Vec<&IndexMount>) =
         ix.mounts.iter().partition(|m| spec.applies_to.contains_key(&m.path));
+    let (libraries, rules): (Vec<&IndexMount>, Vec<&IndexMount>) =
+        always.into_iter().partition(|m| !m.versions.is_empty());
+    let scoped_text = scoped_list(ix, spec, members, &scoped);
+    let budget = budget as usize;
+    let moved = moved_text(ix, budget.saturating_sub(head.len() + scoped_text.len()) / 2);
+    let libraries =
+        libraries_list(ix, &libraries, budget.saturating_sub(head.len() + moved.len() + scoped_text.len()));
+    let entries: Vec<(String, Vec<String>)> = rules
+        .iter()
+        .map(|m| (heading(ix, m), m.files.iter().map(|p| file_line(ix, "  ", p)).collect()))
+        .collect();
+    let total_files: usize = entries.iter().map(|(_, f)| f.len()).sum();
+    let more = |n: usize| format!("- {n} more files: each mount's `INDEX.md`\n");
+    let rules_head = if rules.is_empty() { "" } else { "Rules and notes:\n" };
+    let fixed = head.len()
+        + moved.len()
+        + libraries.len()
+        + rules_head.len()
+        + scoped_text.len()
+        + more(total_files).len();
+    let body = fit(entries, budget.saturating_sub(fixed));
+    let shown = body.iter().map(|(_, f)| f.len()).sum::<usize>();
+    let mut s = head + &moved + &libraries + rules_head;
+    for (h, files) in &body {
+        s += h;
+        files.iter().for_each(|f| s += f);
+    }
+    if shown < total_files || body.len() < rules.len() {
+        s += &more(total_files - shown);
+    }
+    s + &scoped_text
+}
+
+/// The libraries, one line each with its exact versions, the folder named once for those in
+/// `libs/<name>/`; as many as `room` bytes hold, then how many more.
+fn libraries_list(ix: &Index, libraries: &[&IndexMount], room: usize) -> String {
+    if libraries.is_empty() {
+        return String::new();
+    }
+    let m = one_line(&ix.memory);
+    let head =
+        format!("Library docs, at the exact versions pinned (in `{m}/libs/<name>/` unless a line says):\n");
+    let more = |n: usize| format!("- {n} more libraries: `{m}/INDEX.md`\n");
+    let lines: Vec<String> = libraries
+        .iter()
+        .map(|lib| {
+            let versions: Vec<String> = lib.versions.iter().map(|v| inline(v)).collect();
+            let standard = lib
+                .versions
+                .iter()
+                .all(|v| v.split_once(' ').is_some_and(|(name, _)| lib.path == format!("libs/{name}")));
+            let place =
+                if standard { String::new() } else { format!(" in {}", code(&format!("{m}/{}/", lib.path))) };
+            format!("- {}{place}\n", versions.join(", "))
+        })
+        .collect();
+    let mut s = head;
+    let room = room.saturating_sub(s.len() + more(lines.len()).len() + 1);
+    let mut used = 0;
+    let mut shown = 0;
+    for line in &lines {
+        if used + line.len() > room {
+            break;
+        }
+        used += line.len();
+        shown += 1;
+        s += line;
+    }
+    if shown < lines.len() {
+        s += &more(lines.len() - shown);
+    }
+    s + "\n"
+}
+
+/// The path-scoped mounts with their globs, and the member index that lists each's files.
+fn scoped_list(
+    ix: &Index,
+    spec: &AgentsSpec,
+    members: &BTreeMap<String, Vec<String>>,
+    scoped: &[&IndexMount],
+) -> String {
     let mut scoped_text = String::new();
     if !scoped.is_empty() {
         scoped_text += "\nPath-scoped, for work on matching project files:\n";
-        for m in &scoped {
+        for m in scoped {
             let own = members
                 .iter()
                 .find(|(_, ms)| ms.contains(&m.path))
@@ -335,25 +421,7 @@ fn index_text(ix: &Index, spec: &AgentsSpec, members: &BTreeMap<String, Vec<Stri
                 &format!("{} for {}{own}\n", heading(ix, m).trim_end(), glob_list(&spec.applies_to[&m.path]));
         }
     }
-    let entries: Vec<(String, Vec<String>)> = always
-        .iter()
-        .map(|m| (heading(ix, m), m.files.iter().map(|p| file_line(ix, "  ", p)).collect()))
-        .collect();
-    let total_files: usize = entries.iter().map(|(_, f)| f.len()).sum();
-    let more = |n: usize| format!("- {n} more files: {}\n", code(&format!("{}/INDEX.md", ix.memory)));
-    let moved = moved_text(ix, (budget as usize).saturating_sub(head.len() + scoped_text.len()) / 2);
-    let fixed = head.len() + moved.len() + scoped_text.len() + more(total_files).len();
-    let body = fit(entries, (budget as usize).saturating_sub(fixed));
-    let shown = body.iter().map(|(_, f)| f.len()).sum::<usize>();
-    let mut s = head + &moved;
-    for (h, files) in &body {
-        s += h;
-        files.iter().for_each(|f| s += f);
-    }
-    if shown < total_files || body.len() < always.len() {
-        s += &more(total_files - shown);
-    }
-    s + &scoped_text
+    scoped_text
 }
 
 /// The libraries whose version the last update moved, each with from → to and its
@@ -415,7 +483,7 @@ fn scoped_text(ix: &Index, m: &IndexMount, globs: &[String], budget: u64) -> Str
         ix.environment.short()
     );
     let lines: Vec<String> = m.files.iter().map(|p| file_line(ix, "", p)).collect();
-    let more = |n: usize| format!("- {n} more files: {}\n", code(&format!("{}/INDEX.md", ix.memory)));
+    let more = |n: usize| format!("- {n} more files: {}\n", code(&format!("{}/{}", ix.memory, m.index)));
     let room = (budget as usize).saturating_sub(s.len() + more(lines.len()).len());
     let kept = fit(vec![(String::new(), lines)], room).pop().map(|(_, f)| f).unwrap_or_default();
     let left = m.files.len() - kept.len();
@@ -442,12 +510,14 @@ mod tests {
                     intent: Some("API rules".into()),
                     versions: vec![],
                     files: vec!["api/errors.md".into()],
+                    index: "api/INDEX.md".into(),
                 },
                 IndexMount {
                     path: "rules".into(),
                     intent: Some("Team rules".into()),
                     versions: vec![],
                     files: (0..files).map(file).collect(),
+                    index: "rules/INDEX.md".into(),
                 },
             ],
         }

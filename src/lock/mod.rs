@@ -147,6 +147,16 @@ impl Lockfile {
         format!("{HEADER}{body}")
     }
 
+    /// Per mount path, the pin files its `@pin` locators followed, sorted, each once.
+    pub fn pin_files(&self) -> BTreeMap<String, Vec<String>> {
+        let pins = |m: &LockedMount| {
+            let files: std::collections::BTreeSet<String> =
+                m.locators.iter().filter_map(|l| Some(l.pin.as_ref()?.file.clone())).collect();
+            files.into_iter().collect::<Vec<_>>()
+        };
+        self.mounts.iter().map(|(path, m)| (path.clone(), pins(m))).filter(|(_, f)| !f.is_empty()).collect()
+    }
+
     pub fn parse(text: &str, path: &Path) -> Result<Lockfile, Error> {
         if let Some(at) = crate::confine::toml_too_deep(text) {
             let line = text[..at].matches('\n').count() + 1;

@@ -327,6 +327,7 @@ pub fn build(ctx: &mut Context, req: &BuildRequest) -> Result<BuildOutcome> {
     // What activation places; the plans, whose files it copies, are let go before it.
     let mut delivery =
         Delivery::from_plan(store, env_id, &resolution.environment, &resolution.derivations, m, 0);
+    delivery.pinned_by(&resolution.lock.pin_files());
     super::changes::place(store, project, &mut delivery);
     drop(resolution);
     let ignore_updated = super::init::ensure_search_whitelist(&project.confined, m.memory.as_str())?;
@@ -544,7 +545,10 @@ fn repairs(
     let m = &project.manifest;
     if !intact {
         // The environment record may be gone (gc after a rollback); then there is nothing to compare.
-        if let Ok(delivered) = Delivery::from_store(store, current.environment, Some(m), current.generation) {
+        if let Ok(mut delivered) =
+            Delivery::from_store(store, current.environment, Some(m), current.generation)
+        {
+            delivered.pinned_by(&project.pin_files()?);
             repaired.drift = deliver::inspect(store, &m.memory_dir(), &delivered, m.delivery, record)?;
         }
     }

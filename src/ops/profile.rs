@@ -73,8 +73,9 @@ pub fn move_to(ctx: &mut Context, target: Target) -> Result<Moved> {
             }
         }
     };
-    let delivery =
+    let mut delivery =
         Delivery::from_store(store, binding.environment, Some(&project.manifest), binding.generation)?;
+    delivery.pinned_by(&project.pin_files()?);
     let shown = deliver::shown_environment(&project.manifest.memory_dir());
     // The harness files of the binding's time; a binding older than `[agents]` takes today's.
     let spec = match binding.agents.clone() {

@@ -158,6 +158,12 @@ impl Project {
         Ok(self.lock_file.get_or_init(|| LockFile { text, state }))
     }
 
+    /// Per mount, the pin files memorix.lock says pinned its libraries (none without a clean
+    /// lock), which the indexes of the memory directory name.
+    pub fn pin_files(&self) -> Result<std::collections::BTreeMap<String, Vec<String>>> {
+        Ok(self.clean_lock()?.map(Lockfile::pin_files).unwrap_or_default())
+    }
+
     /// Parses lock text (the file, or one side of a conflict in it).
     pub fn parse_lock(&self, text: &str) -> std::result::Result<Lockfile, crate::lock::Error> {
         super::trace::Trace::count(&super::trace::LOCK_PARSES);

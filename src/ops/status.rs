@@ -112,7 +112,8 @@ fn delivery_state(store: &Store, project: &Project, locked: Option<Id>) -> Resul
         if let Some(d) = delivery.get() {
             return Ok(d);
         }
-        let d = Delivery::from_store(store, current.environment, Some(m), current.generation)?;
+        let mut d = Delivery::from_store(store, current.environment, Some(m), current.generation)?;
+        d.pinned_by(&project.pin_files()?);
         Ok(delivery.get_or_init(|| d))
     };
     let record = ActivationRecord::load(&project.state_dir);

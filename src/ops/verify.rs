@@ -55,7 +55,8 @@ fn check_project(project: &Project, store: &Store, progress: &dyn Progress) -> R
         None => problems
             .push(Problem { object: label, message: "no environment is active; run `memorix build`".into() }),
         Some(b) => {
-            let delivery = Delivery::from_store(store, b.environment, Some(m), b.generation)?;
+            let mut delivery = Delivery::from_store(store, b.environment, Some(m), b.generation)?;
+            delivery.pinned_by(&project.pin_files()?);
             let record = deliver::ActivationRecord::load(&project.state_dir);
             let drift = deliver::inspect(store, &memory, &delivery, m.delivery, record.as_ref())?;
             report.checked.memory_files += drift.files;

@@ -21,8 +21,10 @@ pub const SUMMARY: &str = "SUMMARY.md";
 /// Each file's title (its first heading), for INDEX.md without reading every blob again.
 pub const TITLES: &str = "titles.json";
 
-/// The Markdown headings (up to `###`) in the first 64 KiB of a blob, as (level, text).
-pub fn headings(store: &Store, blob: &Id) -> crate::store::Result<Vec<(usize, String)>> {
+/// The headings (up to level 3) in the first 64 KiB of the blob at `path`, as (level,
+/// text): a real Markdown or reStructuredText heading, or a manifest's description; never a
+/// comment of a code or configuration file (book: design/delivery.md#titles).
+pub fn headings(store: &Store, path: &str, blob: &Id) -> crate::store::Result<Vec<(usize, String)>> {
     let mut head = Vec::with_capacity(1 << 16);
     store
         .objects()
@@ -30,21 +32,7 @@ pub fn headings(store: &Store, blob: &Id) -> crate::store::Result<Vec<(usize, St
         .take(1 << 16)
         .read_to_end(&mut head)
         .map_err(crate::store::Error::io("read", &store.objects().blob_path(blob)))?;
-    let text = String::from_utf8_lossy(&head);
-    let mut out = Vec::new();
-    let mut fenced = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        let level = line.chars().take_while(|c| *c == '#').count();
-        let rest = &line[level..];
-        if !fenced && (1..=3).contains(&level) && rest.starts_with(' ') && !rest.trim().is_empty() {
-            out.push((level, rest.trim().to_string()));
-        }
-    }
-    Ok(out)
+    Ok(super::outline::headings(path, &String::from_utf8_lossy(&head)))
 }
 
 /// The built-in summary (every file with its outline, a pure function of the derivation) and
@@ -68,7 +56,7 @@ pub fn summary(store: &Store, id: &Id, plan: &DerivationPlan) -> Result<(String,
             s += section;
             continue;
         }
-        let hs = headings(store, &origin.blob)?;
+        let hs = headings(store, path.as_str(), &origin.blob)?;
         match hs.split_first() {
             Some(((_, title), rest)) => {
                 let _ = writeln!(s, "- `{path}`: {title}");

@@ -7,6 +7,7 @@ pub mod conflict;
 pub mod derivation_plan;
 pub mod environment_plan;
 pub mod error;
+pub mod outline;
 
 pub use error::{Error, Result};
 

@@ -53,11 +53,13 @@ fn end_to_end_from_an_empty_store_and_identical_lock_on_another_history() {
             ".ignore",
             "INDEX.md",
             "project",
+            "project/INDEX.md",
             "project/decisions.md",
             "project/python",
             "project/python/style.md",
             "project/python/testing.md",
             "python",
+            "python/INDEX.md",
             "python/style.md",
             "python/testing.md",
         ]
@@ -443,7 +445,10 @@ fn readers_never_see_a_mix_of_two_environments() {
                 let Ok(entries) = fs::read_dir(&base) else { continue };
                 let mut seen = std::collections::BTreeSet::new();
                 let mut complete = true;
-                for e in entries {
+                // Each mount's index names the environment: the same one, or the test fails below.
+                for e in
+                    entries.flatten().filter(|e| e.file_name() != "INDEX.md").map(Ok::<_, std::io::Error>)
+                {
                     match e.and_then(|e| fs::read_to_string(e.path())) {
                         Ok(text) => {
                             seen.insert(text);
@@ -596,8 +601,8 @@ fn artifacts_summary_built_in_and_hooks_once_per_derivation() {
             "# Summary of derivation {drv}\n\n2 files.\n\n- `style.md`: Style\n  - Formatting\n    - Line length\n- `tests.md`: Tests\n"
         )
     );
-    let index = fs::read_to_string(env.project.join(".memory/INDEX.md")).unwrap();
-    assert!(index.contains(&format!("### digest\n\n2 files in {drv}\n")), "{index}");
+    let index = fs::read_to_string(env.project.join(".memory/team/INDEX.md")).unwrap();
+    assert!(index.contains(&format!("## digest\n\n2 files in {drv}\n")), "{index}");
     assert!(!env.project.join(".memory/team/SUMMARY.md").exists(), "artifacts are not delivered into mounts");
     // The hook ran in the derivation's files, made as a tree on demand; verify checks it.
     let tree = env.store.join("derivations").join(&hex[..2]).join(hex).join("tree");

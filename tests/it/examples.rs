@@ -62,10 +62,13 @@ fn webapp_team_rules_with_sources_and_an_override() {
             ".gitignore",
             ".ignore",
             "INDEX.md",
+            "decisions/INDEX.md",
             "decisions/decisions.md",
+            "python/INDEX.md",
             "python/reviews.md",
             "python/style.md",
             "python/testing.md",
+            "rules/INDEX.md",
             "rules/README.md",
             "rules/python/style.md",
             "rules/python/testing.md",
@@ -108,8 +111,10 @@ fn httpx_service_follows_its_requirements_pin() {
             ".gitignore",
             ".ignore",
             "INDEX.md",
+            "libs/httpx/INDEX.md",
             "libs/httpx/proxies.md",
             "libs/httpx/timeouts.md",
+            "rules/INDEX.md",
             "rules/http-clients.md"
         ]
     );
@@ -128,7 +133,10 @@ fn httpx_service_follows_its_requirements_pin() {
 #[test]
 fn axum_service_follows_its_cargo_lock() {
     let env = build_example("axum-service");
-    assert_eq!(memory_files(&env), [".gitignore", ".ignore", "INDEX.md", "libs/axum/routing.md"]);
+    assert_eq!(
+        memory_files(&env),
+        [".gitignore", ".ignore", "INDEX.md", "libs/axum/INDEX.md", "libs/axum/routing.md"]
+    );
     assert!(read(&env, "libs/axum/routing.md").contains("/users/:id"));
     let lock = fs::read_to_string(env.project.join("Cargo.lock")).unwrap();
     env.write("Cargo.lock", &lock.replace("version = \"0.6.20\"", "version = \"0.8.1\""));

@@ -86,17 +86,13 @@ fn fetched_docs_are_the_generation_a_hand_ingest_makes() {
     let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
     run(&env, &reg, &["build"]).ok();
     let fetched = env.run(&["ls", "--json", "docs/matchit/"]).ok().stdout;
-    // Ingest by hand what was delivered (the docs view, without the API outline memorix
-    // derived beside it) into a second Store: same tree.
+    // Ingest by hand what was delivered (the docs view, without the mount's index and the API
+    // outline memorix derived beside it) into a second Store: same tree.
     let other = TestEnv::new();
+    let delivered = env.project.join(".memory/libs/matchit");
     let dir = other.root.join("matchit");
-    for file in common::files_under(&env.project.join(".memory/libs/matchit")) {
-        if file != "API.md" {
-            common::write_file(
-                &dir.join(&file),
-                &fs::read(env.project.join(".memory/libs/matchit").join(&file)).unwrap(),
-            );
-        }
+    for rel in common::files_under(&delivered).into_iter().filter(|f| f != "INDEX.md" && f != "API.md") {
+        common::write_file(&dir.join(&rel), &fs::read(delivered.join(&rel)).unwrap());
     }
     other.run(&["ingest", "docs/matchit/", dir.to_str().unwrap(), "--version", "0.9.2"]).ok();
     let by_hand = other.run(&["ls", "--json", "docs/matchit/"]).ok().stdout;
@@ -488,7 +484,7 @@ fn add_deps_mounts_each_direct_dependency_and_fetches_its_docs() {
     let reg = router_project(&env);
     let out = run(&env, &reg, &["add", "--deps", "--pins", "Cargo.lock"]).ok();
     let expected = "\
-Fetched http 1.5.0 from crates-io (http-1.5.0.crate, 24 files) into docs/http/, verified by Cargo.lock (sha256:918d3568bebf352712bc2ef3d46a8bcf1a75b373be6539de198e9105cbbf9ce0)
+Fetched http 1.5.0 from crates-io (http-1.5.0.crate, 23 files) into docs/http/, verified by Cargo.lock (sha256:918d3568bebf352712bc2ef3d46a8bcf1a75b373be6539de198e9105cbbf9ce0)
 Fetched matchit 0.9.2 from crates-io (matchit-0.9.2.crate, 9 files) into docs/matchit/, verified by Cargo.lock (sha256:8863b587001c1b9a8a4e36008cebc6b3612cb1226fe2de94858e06092687b608)
 Listed Cargo.lock in [pins] files
 Added 2 mounts to memorix.toml:
@@ -773,7 +769,11 @@ fn two_origins_of_one_version_are_two_variants_and_each_project_gets_its_own() {
     let b_manifest = "[pins]\nfiles = [\"requirements.txt\"]\n\n[sources]\n\"docs/httpx/@v0.28.1\" = \"./vendor\"\n\n[mounts.\"libs/httpx\"]\nselect = [\"docs/httpx/@pin\"]\n";
     common::write_file(&b.join("memorix.toml"), b_manifest.as_bytes());
     run(&env, &reg, &["-C", "../b", "build"]).ok();
-    assert_eq!(common::files_under(&b.join(".memory/libs/httpx")), ["README.md"], "B gets its own docs");
+    assert_eq!(
+        common::files_under(&b.join(".memory/libs/httpx")),
+        ["INDEX.md", "README.md"],
+        "B gets its own docs"
+    );
     let b_lock = fs::read_to_string(b.join("memorix.lock")).unwrap();
     assert!(!b_lock.contains("fetched"), "{b_lock}");
     // Both variants are in the Store; the first project keeps the registry's, even resolved afresh.

@@ -88,7 +88,7 @@ fn purge_erases_a_secret_from_every_generation() {
     common::write_file(&other.join("memorix.toml"), b"[mounts.all]\nselect = [\"rules/team/\"]\n");
     let out = env.run(&["-C", other.to_str().unwrap(), "build"]).ok().stdout;
     assert!(out.contains("Left out 1 file whose content was purged from the Store: all/secret.md"), "{out}");
-    assert_eq!(common::files_under(&other.join(".memory/all")), ["notes.md"]);
+    assert_eq!(common::files_under(&other.join(".memory/all")), ["INDEX.md", "notes.md"]);
     common::write_file(&other.join("memorix.toml"), b"[mounts.all]\nselect = [\"rules/team/notes.md\"]\n");
     env.run(&["-C", other.to_str().unwrap(), "build"]).ok();
     env.run(&["rm", "rules/team/secret.md"]).ok();

@@ -193,7 +193,15 @@ fn every_example_line_of_a_fresh_init_uncomments_into_a_manifest_that_builds() {
     env.run(&["build", "--offline"]).ok();
     assert_eq!(
         common::files_under(&env.project.join(".memory")),
-        [".gitignore", ".ignore", "INDEX.md", "libs/serde/README.md", "rules/style.md"]
+        [
+            ".gitignore",
+            ".ignore",
+            "INDEX.md",
+            "libs/serde/INDEX.md",
+            "libs/serde/README.md",
+            "rules/INDEX.md",
+            "rules/style.md"
+        ]
     );
     assert!(fs::read_to_string(env.project.join("AGENTS.md")).unwrap().contains("memorix:begin"));
 }

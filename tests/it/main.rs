@@ -41,3 +41,4 @@ mod surface;
 mod team;
 mod untrusted;
 mod versions;
+mod views;

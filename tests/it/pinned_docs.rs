@@ -74,8 +74,8 @@ fn a_python_project_gets_exactly_its_pinned_httpx_docs() {
         "the 0.28 layout"
     );
     assert!(!grep(&memory, "proxy=").is_empty());
-    let index = fs::read_to_string(env.project.join(".memory/INDEX.md")).unwrap();
-    assert!(index.contains("`libs/httpx/docs/advanced/proxies.md`"), "{index}");
+    let index = fs::read_to_string(env.project.join(".memory/libs/httpx/INDEX.md")).unwrap();
+    assert!(index.contains("`docs/advanced/proxies.md`"), "{index}");
     env.run(&["lock", "--check"]).ok();
     env.run(&["verify"]).ok();
 }

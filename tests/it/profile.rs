@@ -213,7 +213,10 @@ fn an_update_brings_the_kept_previous_tree_up_to_date_and_swaps_it_in() {
     ingest("team/f4.md", "# File 4\n\nv2\n");
     env.run(&["update"]).ok();
     assert!(!memory.join("team/extra.md").exists());
-    assert_eq!(common::files_under(&memory.join("team")), ["f0.md", "f1.md", "f2.md", "f3.md", "f4.md"]);
+    assert_eq!(
+        common::files_under(&memory.join("team")),
+        ["INDEX.md", "f0.md", "f1.md", "f2.md", "f3.md", "f4.md"]
+    );
     env.run(&["verify", "--project"]).ok();
 }
 

@@ -257,7 +257,7 @@ fn artifact_hooks_run_only_in_a_project_the_user_trusted() {
     };
     env.write("agent-rules/style.md", "# Style\n");
     env.write("memorix.toml", &manifest("pwned-1"));
-    let index = || fs::read_to_string(env.project.join(".memory/INDEX.md")).unwrap();
+    let index = || fs::read_to_string(env.project.join(".memory/rules/INDEX.md")).unwrap();
     for _ in 0..2 {
         let run = env.run(&["build"]).ok();
         common::no_panic(&run);
@@ -296,7 +296,7 @@ fn artifact_hooks_run_only_in_a_project_the_user_trusted() {
     fs::remove_file(env.root.join("pwned-1")).unwrap();
     let run = env.run(&["-C", "../other", "build"]).ok();
     assert!(!run.stderr.contains("untrusted") && !env.root.join("pwned-1").exists(), "{}", run.stderr);
-    assert!(fs::read_to_string(other.join(".memory/INDEX.md")).unwrap().contains("hook output"));
+    assert!(fs::read_to_string(other.join(".memory/rules/INDEX.md")).unwrap().contains("hook output"));
 
     assert!(env.run(&["trust", "--revoke"]).ok().stdout.starts_with("Revoked the trust of [ROOT]/project"));
     assert!(env.run(&["trust", "--revoke"]).ok().stdout.contains("was not trusted"));
