@@ -395,7 +395,7 @@ fn members_must_be_folder_globs_inside_the_project() {
 fn the_block_in_agents_md_shares_windsurfs_cap_with_the_users_text() {
     let env = project(r#"["agents-md", "windsurf"]"#, "");
     for i in 0..300 {
-        env.write(&format!("vendor-docs/httpx/guide-{i:03}.md"), &format!("# Guide {i}\n\nText.\n"));
+        env.write(&format!("rules/guide-{i:03}.md"), &format!("# Guide {i}\n\nText.\n"));
     }
     let line = "Run the unit tests before you push, and keep each commit to one change.\n";
     let own = line.repeat(3300 / line.len());
@@ -404,7 +404,7 @@ fn the_block_in_agents_md_shares_windsurfs_cap_with_the_users_text() {
     let chars = |env: &TestEnv| fs::read_to_string(env.project.join("AGENTS.md")).unwrap().chars().count();
     let text = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
     assert!(text.starts_with(&own), "the user's text stays first and whole");
-    assert!(text.contains("more files: `.memory/INDEX.md`"), "{text}");
+    assert!(text.contains("more files: each mount's `INDEX.md`"), "{text}");
     assert!((5_500..=6_000).contains(&chars(&env)), "{} characters", chars(&env));
     let clean = |env: &TestEnv| {
         problems(&env.run(&["doctor", "--json", "--harness", "windsurf"]).ok().json(), "windsurf")

@@ -74,7 +74,11 @@ fn each_ecosystem_keeps_what_teaches_and_drops_tests_fixtures_images_and_locks()
         assert!(!click.contains(&gone.to_string()), "click drops {gone}: {click:?}");
     }
     let semver = files("semver");
-    assert_eq!(semver, ["INDEX.md", "README.md", "index.js", "package.json"], "npm: README, manifest, entry");
+    assert_eq!(
+        semver,
+        ["API.md", "INDEX.md", "README.md", "index.js", "package.json"],
+        "npm: README, manifest, entry (and the mount's index and API outline memorix adds)"
+    );
     // Every docs page of the artifact is delivered.
     let artifact = corpus("registry/pypi/files/click-8.3.2.tar.gz");
     let listing = std::process::Command::new("tar").arg("tzf").arg(&artifact).output().unwrap();
