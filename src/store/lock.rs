@@ -29,6 +29,9 @@ pub struct Writer<'s> {
     pub(super) trees: std::sync::Mutex<std::collections::HashMap<super::Id, super::tree::Tree>>,
     /// A spare `latest/` checkout is far behind its live one (see [`take_handoff`]).
     pub(super) spare_behind: AtomicBool,
+    /// This writer wrote blobs into incoming packs: `latest/` waits for the fill that
+    /// unpacks them (see incoming.rs).
+    pub(super) packed_blobs: AtomicBool,
 }
 
 /// The lock of a writer that left a spare checkout far behind (the first ingest of a kind
@@ -108,6 +111,9 @@ impl Store {
         }
         let writer = self.writer_with(file, stale_temp);
         writer.spare_behind.store(spare_behind, Ordering::Relaxed);
+        // Blobs a fill did not get to unpack (it was killed, or never started): every writer
+        // after it finds them loose, as `latest/`, `.memory/`, `gc` and `purge` need them.
+        writer.unpack_incoming()?;
         Ok(writer)
     }
 
@@ -146,6 +152,7 @@ impl Store {
             written: std::sync::Mutex::new(Vec::new()),
             trees: Default::default(),
             spare_behind: AtomicBool::new(false),
+            packed_blobs: AtomicBool::new(false),
         }
     }
 }
@@ -191,6 +198,12 @@ pub fn lock_exclusive(root: &Path, filling: &Path, progress: &dyn Progress) -> R
 impl Writer<'_> {
     pub(super) fn count_blob(&self, path: &Path, bytes: u64) {
         self.mark_written(path);
+        self.new_blobs.fetch_add(1, Ordering::Relaxed);
+        self.new_blob_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts a blob written into an incoming pack (which the packer syncs itself).
+    pub(super) fn count_packed_blob(&self, bytes: u64) {
         self.new_blobs.fetch_add(1, Ordering::Relaxed);
         self.new_blob_bytes.fetch_add(bytes, Ordering::Relaxed);
     }
