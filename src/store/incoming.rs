@@ -207,6 +207,7 @@ impl Writer<'_> {
         if paths.is_empty() {
             return Ok(0);
         }
+        crate::fault::point("incoming.unpacking");
         for path in &paths {
             let pack = match super::pack::Pack::open(path) {
                 Ok(pack) => pack,
