@@ -310,7 +310,11 @@ impl Writer<'_> {
             let file = std::fs::File::open(abs).map_err(Error::io("open", abs))?;
             let meta = file.metadata().map_err(Error::io("stat", abs))?;
             let id = match packer.filter(|_| meta.len() <= SMALL_BLOB) {
-                Some(packer) => packer.put(&read_small(file, abs, meta.len())?)?,
+                // One buffer per thread, reused: a fresh one per file costs a page fault per page.
+                Some(packer) => BUFFER.with_borrow_mut(|buf| {
+                    read_small(file, abs, meta.len(), buf)?;
+                    packer.put(buf)
+                })?,
                 None => self.put_blob_open(file, abs, meta.len())?,
             };
             (meta, id, false)
@@ -424,11 +428,18 @@ impl Writer<'_> {
     }
 }
 
-/// Reads a small file whole (`len` from a stat already made; a file that grew since is still
-/// read whole), skipping the `fstat` and `lseek` of `File::read_to_end`'s size hint.
-fn read_small(file: std::fs::File, path: &Path, len: u64) -> Result<Vec<u8>> {
+thread_local! {
+    /// The bytes of the small file a hashing thread is reading.
+    static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Reads a small file whole into `buf` (`len` from a stat already made; a file that grew
+/// since is still read whole), skipping the `fstat` and `lseek` of `File::read_to_end`'s
+/// size hint.
+fn read_small(file: std::fs::File, path: &Path, len: u64, buf: &mut Vec<u8>) -> Result<()> {
     use std::io::Read;
-    let mut bytes = Vec::with_capacity(len as usize + 1);
-    file.take(u64::MAX).read_to_end(&mut bytes).map_err(Error::io("read", path))?;
-    Ok(bytes)
+    buf.clear();
+    buf.reserve(len as usize + 1);
+    file.take(u64::MAX).read_to_end(buf).map_err(Error::io("read", path))?;
+    Ok(())
 }
