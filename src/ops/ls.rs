@@ -46,7 +46,9 @@ pub fn ls(ctx: &Context, req: &LsRequest) -> Result<LsOutcome> {
         match fs::metadata(&p) {
             Ok(meta) => Ok(Some(meta.len())),
             // Packed by an ingest and not unpacked yet.
-            Err(_) => Ok(Some(store.objects().open_blob(id)?.metadata().map_err(Error::io("stat", &p))?.len())),
+            Err(_) => {
+                Ok(Some(store.objects().open_blob(id)?.metadata().map_err(Error::io("stat", &p))?.len()))
+            }
         }
     };
     let mut entries = Vec::new();

@@ -51,7 +51,11 @@ impl Store {
                 };
                 if let Some(bytes) = found {
                     if Id::of_bytes(&bytes) != *id {
-                        return Err(Error::corrupt("blob", pack.path(), format!("{id} does not match its id")));
+                        return Err(Error::corrupt(
+                            "blob",
+                            pack.path(),
+                            format!("{id} does not match its id"),
+                        ));
                     }
                     return Ok(Some(bytes));
                 }
@@ -174,27 +178,31 @@ impl<'w, 's> Packer<'w, 's> {
         Ok(id)
     }
 
-    /// Makes every pack durable (one fsync each, in parallel) and moves it into `incoming/`,
-    /// then syncs that directory: the blobs are durable before any tree names them.
-    pub(super) fn finish(self) -> Result<()> {
+    /// Seals the packs in the background while the trees are computed: each is fsynced (in
+    /// parallel), moved into `incoming/`, and that directory synced. [`Writer::sync`] waits
+    /// for it, so the blobs are durable before a ref can name them.
+    pub(super) fn finish(self) {
         let builders = self.idle.into_inner().expect("not poisoned");
         if builders.is_empty() {
-            return Ok(());
+            return;
         }
-        let sealed: Vec<(PathBuf, String)> = builders.into_par_iter().map(Builder::seal).collect::<Result<_>>()?;
-        crate::fault::point("incoming.synced");
-        let store = self.writer.store;
-        let dir = store.incoming_dir();
-        fsutil::create_dir(&dir)?;
-        for (tmp, name) in sealed {
-            let dest = dir.join(name);
-            std::fs::rename(&tmp, &dest).map_err(Error::io("rename into place", &dest))?;
-        }
-        fsutil::sync_dir(&dir)?;
         self.writer.packed_blobs.store(true, std::sync::atomic::Ordering::Relaxed);
-        store.rescan(PackDir::Blobs)?;
-        Ok(())
+        let root = self.writer.store.root().to_path_buf();
+        let sealing = std::thread::spawn(move || seal_all(builders, &root.join("incoming")));
+        *self.writer.sealing.lock().expect("not poisoned") = Some(sealing);
     }
+}
+
+fn seal_all(builders: Vec<Builder>, dir: &Path) -> Result<()> {
+    let sealed: Vec<(PathBuf, String)> =
+        builders.into_par_iter().map(Builder::seal).collect::<Result<_>>()?;
+    crate::fault::point("incoming.synced");
+    fsutil::create_dir(dir)?;
+    for (tmp, name) in sealed {
+        let dest = dir.join(name);
+        std::fs::rename(&tmp, &dest).map_err(Error::io("rename into place", &dest))?;
+    }
+    Ok(fsutil::sync_dir(dir)?)
 }
 
 impl Writer<'_> {

@@ -263,7 +263,7 @@ impl Writer<'_> {
             .collect::<Result<_>>()?;
         drop(bar);
         if let Some(packer) = packer {
-            packer.finish()?;
+            packer.finish();
         }
         self.start_sync();
         crate::fault::point("ingest.blobs");

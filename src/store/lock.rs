@@ -24,6 +24,8 @@ pub struct Writer<'s> {
     dirty: AtomicBool,
     /// A `syncfs` started early (see [`Writer::start_sync`]).
     early_sync: std::sync::Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
+    /// Incoming packs being sealed (see incoming.rs), waited for by [`Writer::sync`].
+    pub(super) sealing: std::sync::Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
     written: std::sync::Mutex<Vec<std::path::PathBuf>>,
     /// Trees this writer stored, so diffing what it just wrote reads nothing back.
     pub(super) trees: std::sync::Mutex<std::collections::HashMap<super::Id, super::tree::Tree>>,
@@ -149,6 +151,7 @@ impl Store {
             new_trees: AtomicUsize::new(0),
             dirty: AtomicBool::new(false),
             early_sync: Default::default(),
+            sealing: Default::default(),
             written: std::sync::Mutex::new(Vec::new()),
             trees: Default::default(),
             spare_behind: AtomicBool::new(false),
@@ -259,6 +262,10 @@ impl Writer<'_> {
     /// (which also waits for other processes' writes to the file system, so it is kept for
     /// big batches, like git's `core.fsyncMethod=batch`). Nothing written, nothing to sync.
     pub fn sync(&self) -> Result<()> {
+        if let Some(sealing) = self.sealing.lock().expect("not poisoned").take() {
+            sealing.join().expect("the sealing thread does not panic")?;
+            self.store.rescan(super::pack::PackDir::Blobs)?;
+        }
         if let Some(early) = self.early_sync.lock().expect("not poisoned").take() {
             early.join().expect("the sync thread does not panic")?;
         }

@@ -312,7 +312,8 @@ fn count_files(dir: &std::path::Path) -> usize {
 fn a_crash_while_packing_or_unpacking_blobs_loses_nothing() {
     for point in ["incoming.synced", "incoming.unpacking", "incoming.unpacked"] {
         let env = many_files(100);
-        let run = env.run_cmd(env.command().args(["ingest", "rules/team/", "r"]).env("MEMORIX_CRASH_AT", point));
+        let run =
+            env.run_cmd(env.command().args(["ingest", "rules/team/", "r"]).env("MEMORIX_CRASH_AT", point));
         let in_ingest = point == "incoming.synced";
         assert_eq!(run.code, if in_ingest { -6 } else { 0 }, "{point}: {}", run.stderr);
         common::wait_for_store(&env.store);
@@ -346,7 +347,8 @@ fn an_ingest_packs_small_blobs_and_verify_rehashes_them() {
     common::wait_for_store(&env.store);
     // 95 distinct contents: no new loose file, one pack per hashing thread at most.
     assert_eq!(count_files(&env.store.join("blobs")), loose_before, "no loose file per blob");
-    let packs: Vec<_> = common::walk(&env.store.join("incoming")).into_iter().filter(|p| p.is_file()).collect();
+    let packs: Vec<_> =
+        common::walk(&env.store.join("incoming")).into_iter().filter(|p| p.is_file()).collect();
     assert!((1..=std::thread::available_parallelism().unwrap().get()).contains(&packs.len()), "{packs:?}");
     assert!(!env.store.join("latest/rules/team/d3").exists(), "latest/ still shows the previous tip");
     assert_eq!(env.run(&["cat", "rules/team/d3/f010.md"]).ok().stdout, "# 10\n");
@@ -372,4 +374,3 @@ fn an_ingest_packs_small_blobs_and_verify_rehashes_them() {
         "{bad:?}"
     );
 }
-
