@@ -89,8 +89,9 @@ pub struct WriteStats {
 }
 
 impl Store {
-    /// Takes the writer lock, waiting for another writer to finish, and clears `tmp/` (any temp
-    /// file there was left by a writer that crashed).
+    /// Takes the writer lock, waiting for another writer to finish, clears `tmp/` (any temp
+    /// file there was left by a writer that crashed) and writes blobs still in `incoming/` to
+    /// their own files.
     pub fn writer(&self, progress: &dyn Progress) -> Result<Writer<'_>> {
         let handed = take_handoff().filter(|(root, _)| root == self.root());
         let spare_behind = handed.is_some();
