@@ -2,8 +2,13 @@
 # Benchmarks memorix against the tools people know, side by side in one run, and writes
 # benches/results.md. Ratios (memorix / peer) are what to read: this machine is noisy.
 #
-#   benches/run.sh            the full harness (100k- and 10k-file trees; ~10-15 min on 2 cores)
-#   benches/run.sh --quick    a smoke run on small trees (seconds), e.g. for CI
+#   benches/run.sh                  the full harness (100k- and 10k-file trees; ~10-15 min on 2 cores)
+#   benches/run.sh --quick          a smoke run on small trees (seconds), e.g. for CI
+#   benches/run.sh --first-contact  only the initial ingest beside sha256sum -P2, git and ostree,
+#                                   and the no-op build, on both trees (writes
+#                                   benches/first-contact.md)
+#
+# MEMORIX_BENCH_BIN=PATH uses a memorix built beforehand instead of building one.
 #
 # Needs git, ostree, hyperfine, strace and GNU time (installed with apt when missing), valgrind for
 # instruction counts. Trees are generated deterministically by benches/gen_tree.py.
@@ -11,9 +16,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 
-QUICK=0
+QUICK=0; FIRST=0
 [ "${1:-}" = "--quick" ] && QUICK=1
-if [ "$QUICK" = 1 ]; then BIG=3000; SMALL=1000; RUNS=1; else BIG=100000; SMALL=10000; RUNS=3; fi
+[ "${1:-}" = "--first-contact" ] && FIRST=1
+if [ "$QUICK" = 1 ]; then BIG=3000; SMALL=1000; RUNS=1; else BIG=100000; SMALL=10000; RUNS=${MEMORIX_BENCH_RUNS:-3}; fi
 WORK=${MEMORIX_BENCH_DIR:-/tmp/memorix-bench}
 mkdir -p "$WORK"
 
@@ -24,8 +30,12 @@ if ! need ostree || ! need hyperfine || ! need strace || [ ! -x /usr/bin/time ];
         || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q ostree hyperfine strace time >/dev/null; }
 fi
 
-cargo build --release --locked -q
-M="$REPO/target/release/memorix"
+if [ -n "${MEMORIX_BENCH_BIN:-}" ]; then
+    M=$MEMORIX_BENCH_BIN
+else
+    cargo build --release --locked -q
+    M="${CARGO_TARGET_DIR:-$REPO/target}/release/memorix"
+fi
 export NO_COLOR=1 GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=b@x GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=b@x
 
 T="$WORK/tree$BIG"; T10="$WORK/tree$SMALL"
@@ -110,6 +120,9 @@ chmod +x "$WORK/settle.sh"
 cat > "$WORK/fresh.sh" <<SH
 #!/bin/sh
 set -e
+# An ingest that packed its blobs leaves their unpacking and latest/ to a detached process
+# holding the store lock: it finishes before anything else is measured.
+[ -e "\$1/lock" ] && flock "\$1/lock" true
 "$WORK/aside.sh" "\$@"
 git init -q "$G"
 # No detached auto-gc after a commit: it would run during the next tool's measurement.
@@ -119,6 +132,71 @@ ostree --repo="$O" init --mode=bare-user
 sync
 SH
 chmod +x "$WORK/fresh.sh"
+
+# The system calls of the command itself (strace -f, its threads), not of the detached process
+# it leaves filling latest/ (started as it exits).
+own_calls() {
+    strace -f -qq -o "$WORK/strace-own.txt" "$@" >/dev/null 2>&1
+    python3 - "$WORK/strace-own.txt" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+end = next((i for i, l in enumerate(lines) if "__fill-spares" in l), len(lines))
+print(sum(1 for l in lines[:end] if "resumed>" not in l.split(None, 1)[1][:40] and "+++" not in l))
+PY
+}
+
+# first_contact TREE FILES: the initial ingest beside sha256sum -P2 (the hashing limit), git and
+# ostree, all in one hyperfine call; the detached fill's time; the no-op build of a project
+# mounting the tree, its time and system calls.
+first_contact() {
+    local tree=$1 n=$2
+    local gitt="git --git-dir=$G/.git --work-tree=$tree"
+    readarray -t r < <(WARMUP=1 hf "fc$n" \
+        "$WORK/fresh.sh $S $G $O" \
+        "$M --store $S -q ingest docs/t/ $tree" \
+        "sh -c '$gitt add -A && $gitt commit -qm x'" \
+        "ostree --repo=$O commit -b main --tree=dir=$tree --no-xattrs" \
+        "sh -c 'find $tree -type f -print0 | xargs -0 -P2 sha256sum >/dev/null'")
+    local m=${r[0]#* } g=${r[1]#* } o=${r[2]#* } h=${r[3]#* }
+    row "initial ingest, $n files vs hashing every file (median)" "$(fmt $m)" "sha256sum -P2 $(fmt $h)" "$(ratio $m $h)" "<= 1.5" "$(le "$m/$h" 1.5)"
+    row "initial ingest, $n files: git / memorix (median)" "$(fmt $m)" "git $(fmt $g)" "$(ratio $g $m)" ">= 3" "$(le 3 "$g/$m")"
+    row "initial ingest, $n files: memorix / ostree (median)" "$(fmt $m)" "ostree $(fmt $o)" "$(ratio $m $o)" "< 1" "$(le "$m/$o" 0.9999)"
+    "$WORK/fresh.sh" "$S" "$G" "$O"
+    local own; own=$(own_calls "$M" --store "$S" -q ingest docs/t/ "$tree")
+    "$WORK/fresh.sh" "$S" "$G" "$O"
+    "$M" --store "$S" -q ingest docs/t/ "$tree"
+    local fill; fill=$( { /usr/bin/time -f %e flock "$S/lock" true; } 2>&1 | tail -1)
+    local loose packs; loose=$(find "$S/blobs" -type f | wc -l); packs=$(find "$S/incoming" -type f 2>/dev/null | wc -l)
+    row "initial ingest, $n files: system calls of the command; then its detached fill (unpack, latest/, spare)" "$(k "$own") calls" "fill $(fmt $fill) after it answered" "-" "-" "-" "$(k "$own")"
+    row "after the fill: loose blob files / incoming packs" "$loose / $packs" "-" "-" "-" "-"
+    local p="$WORK/project$n"; aside "$p"; mkdir -p "$p"
+    printf '[mounts.docs]\nselect = ["docs/t/"]\n' > "$p/memorix.toml"
+    "$M" --store "$S" -C "$p" -q build; flock "$p/.memorix/lock" true
+    "$M" --store "$S" -C "$p" -q build
+    local noop; noop=$(hyperfine -N --style none --warmup 5 --runs 50 --export-json "$WORK/noop$n.json" "$M --store $S -C $p build" >/dev/null && python3 -c "import json,statistics; print(f\"{statistics.median(json.load(open('$WORK/noop$n.json'))['results'][0]['times'])*1000:.1f}\")")
+    local goal=10; [ "$n" -ge 100000 ] && goal=15
+    local nc; nc=$(calls "$M" --store "$S" -C "$p" build)
+    row "no-op build, $n-file environment (median)" "$noop ms" "-" "-" "< $goal ms, < 300 calls" "$(le "$noop" $goal) $([ "$nc" -lt 300 ] && echo yes || echo no)" "$nc"
+    aside "$p"
+}
+
+if [ "$FIRST" = 1 ]; then
+    echo "first contact: $SMALL and $BIG files"
+    first_contact "$T10" "$SMALL"
+    first_contact "$T" "$BIG"
+    {
+        echo "# memorix: first contact"
+        echo
+        echo "\`benches/run.sh --first-contact\` on $(nproc) cores, $(date -u +%F); $RUNS runs per timing after one warm-up, in one"
+        echo "hyperfine call per tree (the tools take turns); the median shown. System calls: \`strace -f\`, one run."
+        echo
+        echo "| measurement | memorix | peer | ratio | target | met | system calls |"
+        echo "|---|---|---|---|---|---|---|"
+        awk -F'\t' '{printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7}' "$ROWS"
+    } > benches/first-contact.md
+    cat benches/first-contact.md
+    exit 0
+fi
 
 echo "1. initial ingest of $BIG files"
 # One warm-up run each: the first inode-heavy run after a while pays for cold metadata caches

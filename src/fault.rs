@@ -6,6 +6,7 @@
 pub const POINTS: &[&str] = &[
     "fetch.staged",
     "fetch.recorded",
+    "incoming.synced",
     "ingest.blobs",
     "pack.staged",
     "ingest.trees",
@@ -27,6 +28,8 @@ pub const POINTS: &[&str] = &[
     "profile.saved",
     "memory.cloned",
     "memory.kept",
+    "incoming.unpacking",
+    "incoming.unpacked",
 ];
 
 /// Aborts here when `MEMORIX_CRASH_AT` names this point (and the feature is on).

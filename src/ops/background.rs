@@ -1,5 +1,6 @@
 //! Work a command leaves to a detached process once it has answered: after the first ingest
-//! of a kind, `latest/`'s spare checkout is empty, and after the first activation of a project
+//! of a kind, `latest/`'s spare checkout is empty (and after an ingest that packed its blobs,
+//! they wait in `incoming/` and `latest/` shows the previous tip), and after the first activation of a project
 //! nothing is kept to double-buffer `.memory/` with; filling either (a whole tree of hardlinks)
 //! would otherwise fall on the next command the user waits for. The finished command hands its
 //! lock over ([`super::handoff`]), and the detached process runs what is here.
@@ -33,10 +34,14 @@ fn stdin_lock() -> Result<File> {
     Ok(File::from(fd.map_err(crate::store::Error::io("read the lock from", Path::new("standard input")))?))
 }
 
-/// Fills the spare checkouts of the Store, holding the lock handed over as standard input.
+/// Fills the spare checkouts of the Store, holding the lock handed over as standard input:
+/// first the blobs an ingest packed go to their files and `latest/` is brought to each ref
+/// (an ingest that packed blobs left both to this process), then the spares.
 pub fn fill_spares(ctx: &Context) -> Result<()> {
     let store = ctx.store()?;
     let writer = store.writer_inherited(stdin_lock()?)?;
+    writer.maintenance().unpack_incoming()?;
+    writer.maintenance().heal_latest()?;
     writer.maintenance().fill_spares()?;
     writer.end_filling();
     Ok(())

@@ -566,11 +566,12 @@ fn stamped(project: &Project, stamp: &str, memory: &Path) -> Option<(Id, u64)> {
 }
 
 /// Records this build's inputs with the lock as it left it (`inputs`: a hand-edited lock makes
-/// the next build look) and the stat of each delivered directory: a file added, removed or renamed
-/// changes it. Delivered files are read-only, so they are not stat'ed (100k of them would
-/// cost a no-op build most of its time); `status` and `verify --project`, which do look at
-/// every file, [forget](forget_stamp) the stamp when they find one edited in place, so the
-/// next build repairs it.
+/// the next build look) and the activation's own stamp: the stat of the memory directory and of
+/// the activation record. That is a fixed number of system calls whatever the environment's
+/// size (book: reliability.md#no-op-build): a file added, removed or edited deeper inside
+/// `.memory/` is found by `status` and `verify --project`, which [forget](forget_stamp) the
+/// stamp so the next build repairs it, and by the next build that changes anything, which
+/// stats every delivered directory before it reuses a file.
 fn write_stamp(
     project: &Project,
     inputs: &str,
@@ -582,9 +583,12 @@ fn write_stamp(
     let (Some(record), Some(generation)) = (record, generation) else { return Ok(()) };
     let mut text = inputs.to_string();
     text.push_str(&format!("{env_id} {generation}\n"));
-    for (path, (mtime, ino)) in &record.dirs {
-        text.push_str(&format!("{mtime} {ino} {path}\n"));
+    if let Some((mtime, ino)) = record.dirs.get("") {
+        text.push_str(&format!("{mtime} {ino} \n"));
     }
+    let recorded = project.state_dir.join(deliver::RECORD);
+    let Some((mtime, ino)) = stat_stamp(&recorded) else { return Ok(()) };
+    text.push_str(&format!("{mtime} {ino} {}\n", recorded.display()));
     Ok(fsutil::write_atomic(&project.state_dir, &project.state_dir.join(STAMP), text.as_bytes())?)
 }
 
@@ -608,33 +612,32 @@ pub(crate) fn forget_stamp(project: &Project) {
     let _ = std::fs::remove_file(project.state_dir.join(STAMP));
 }
 
-/// `saved` (`.memorix/build-stamp`) against this build's inputs and `memory`'s directories:
-/// the environment and generation it shows when nothing changed.
+/// `saved` (`.memorix/build-stamp`) against this build's inputs, the memory directory and the
+/// activation record: the environment and generation it shows when nothing changed.
 fn fresh_stamp(saved: &str, inputs: &str, memory: &Path) -> Option<(Id, u64)> {
-    use rayon::prelude::*;
-    use rustix::fs::{AtFlags, CWD, Mode, OFlags};
     let rest = saved.strip_prefix(inputs)?;
     let (head, entries) = rest.split_once('\n')?;
     let binding = stamp_binding(head)?;
-    // Paths are stat'ed relative to the memory directory, in parallel: a no-op build of a
-    // large environment is mostly these calls.
-    let dir =
-        rustix::fs::openat(CWD, memory, OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-            .ok()?;
     let holds = |line: &str| -> Option<()> {
         let mut parts = line.splitn(3, ' ');
-        let (mtime, ino, rel) = (
+        let (mtime, ino, path) = (
             parts.next()?.parse::<i64>().ok()?,
             parts.next()?.parse::<u64>().ok()?,
             parts.next().unwrap_or(""),
         );
-        let rel = if rel.is_empty() { "." } else { rel };
-        let st = rustix::fs::statat(&dir, rel, AtFlags::SYMLINK_NOFOLLOW).ok()?;
-        (st.st_mtime * 1_000_000_000 + st.st_mtime_nsec as i64 == mtime && st.st_ino == ino).then_some(())
+        // An empty path is the memory directory; any other is absolute.
+        let path = if path.is_empty() { memory } else { Path::new(path) };
+        (stat_stamp(path)? == (mtime, ino)).then_some(())
     };
     let lines: Vec<&str> = entries.lines().collect();
-    (!lines.is_empty() && lines.par_iter().all(|l| holds(l).is_some())).then_some(())?;
+    (lines.len() == 2 && lines.iter().all(|l| holds(l).is_some())).then_some(())?;
     Some(binding)
+}
+
+/// A file's (mtime in nanoseconds, inode), not following a symlink.
+fn stat_stamp(path: &Path) -> Option<(i64, u64)> {
+    let st = rustix::fs::lstat(path).ok()?;
+    Some((st.st_mtime * 1_000_000_000 + st.st_mtime_nsec as i64, st.st_ino))
 }
 
 /// The stamp's `<environment> <generation>` line, the one line of its layout read in two places.

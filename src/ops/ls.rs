@@ -43,7 +43,13 @@ pub fn ls(ctx: &Context, req: &LsRequest) -> Result<LsOutcome> {
     let found = store.locate(&req.locator)?;
     let blob_size = |id: &Id| -> Result<Option<u64>> {
         let p = store.objects().blob_path(id);
-        Ok(Some(fs::metadata(&p).map_err(Error::io("stat", &p))?.len()))
+        match fs::metadata(&p) {
+            Ok(meta) => Ok(Some(meta.len())),
+            // Packed by an ingest and not unpacked yet.
+            Err(_) => {
+                Ok(Some(store.objects().open_blob(id)?.metadata().map_err(Error::io("stat", &p))?.len()))
+            }
+        }
     };
     let mut entries = Vec::new();
     match found.kind {

@@ -77,6 +77,7 @@ impl Object {
     pub fn is_local(&self, store: &Store) -> bool {
         match self {
             Object::Tree(id) => store.objects().has_tree(id),
+            Object::Blob(id) => store.objects().has_blob(id),
             other => fs::symlink_metadata(other.local_path(store)).is_ok(),
         }
     }
@@ -203,6 +204,7 @@ pub fn store_contents(store: &Store) -> Result<(Vec<Object>, Vec<Id>)> {
         }
     }
     out.extend(store.objects().packed_tree_ids()?.into_iter().map(Object::Tree));
+    out.extend(store.objects().incoming_blob_ids()?.into_iter().map(Object::Blob));
     for kind in Kind::ALL {
         for name in names(&store.records().generations_dir(kind))? {
             if let Some(id) = name.strip_suffix(".json").and_then(Id::from_hex) {

@@ -143,6 +143,12 @@ fn read_checked(store: &Store, obj: &Object) -> Result<Upload> {
     let path = obj.local_path(store);
     let corrupt = |reason: String| crate::store::Error::corrupt(obj.what(), &path, reason);
     if let Object::Blob(id) = obj {
+        // A blob an ingest packed and the fill has not unpacked yet (checked as it is read).
+        if std::fs::symlink_metadata(&path).is_err()
+            && let Some(bytes) = store.objects().incoming_blob(id)?
+        {
+            return Ok(Upload::Bytes(bytes));
+        }
         let size = std::fs::metadata(&path).map_err(Error::io("stat", &path))?.len();
         if size > MAX_BLOB {
             return Err(Error::BlobTooLarge { blob: *id, size, max: MAX_BLOB });

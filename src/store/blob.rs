@@ -16,13 +16,22 @@ const IN_MEMORY_LIMIT: u64 = 4 << 20;
 const STREAM_BUFFER: usize = 1 << 20;
 
 impl Store {
+    /// Whether blob `id` is stored: its loose file, else an incoming pack.
     pub(super) fn has_blob(&self, id: &Id) -> bool {
-        fs::symlink_metadata(self.blob_path(id)).is_ok()
+        fs::symlink_metadata(self.blob_path(id)).is_ok() || self.in_incoming(id)
     }
 
+    /// Opens blob `id`: its loose file, else its copy from an incoming pack (looking at the
+    /// loose file once more, for a pack unpacked meanwhile).
     pub(super) fn open_blob(&self, id: &Id) -> Result<File> {
         let path = self.blob_path(id);
-        super::fsutil::open_object(&path).map_err(|e| self.blob_error(id, &path, e))
+        match super::fsutil::open_object(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match self.incoming_file(id)? {
+                Some(file) => Ok(file),
+                None => super::fsutil::open_object(&path).map_err(|e| self.blob_error(id, &path, e)),
+            },
+            other => other.map_err(|e| self.blob_error(id, &path, e)),
+        }
     }
 }
 

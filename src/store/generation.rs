@@ -323,13 +323,24 @@ impl Writer<'_> {
 
     /// Makes every staged object durable at once, then moves each ref and refreshes `latest/`.
     /// The spare checkouts are filled while the sync runs: they are derived state, which readers
-    /// see only through the swap after the ref moved.
+    /// see only through the swap after the ref moved. A write that packed its blobs leaves
+    /// `latest/` showing the previous tip: the detached fill unpacks them and brings it up
+    /// (book: design/store.md#latest).
     pub(super) fn publish(&self, staged: &[GenRef]) -> Result<()> {
         crate::fault::point("publish.staged");
+        let deferred = self.packed_blobs.load(std::sync::atomic::Ordering::Relaxed);
+        if deferred {
+            self.spare_behind.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let (synced, swaps) = std::thread::scope(|s| {
             let sync = s.spawn(|| self.sync());
-            let swaps: Result<Vec<bool>> =
-                staged.iter().map(|g| self.stage_latest(g.generation.kind, &g.generation.root)).collect();
+            let swaps: Result<Vec<bool>> = staged
+                .iter()
+                .map(|g| match deferred {
+                    true => Ok(false),
+                    false => self.stage_latest(g.generation.kind, &g.generation.root),
+                })
+                .collect();
             (sync.join().expect("the sync thread does not panic"), swaps)
         });
         synced?;

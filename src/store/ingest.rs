@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::diff::{Change, diff_trees};
 use super::error::{Error, Result};
 use super::generation::{GenRef, GenSummary, NextGeneration, VersionTag};
+use super::incoming::{PACK_BLOBS_MIN, Packer, SMALL_BLOB};
 use super::merkle::{Dir, TreeEditor};
 use super::mutex::WriteStats;
 use super::quest::QuestIo;
@@ -249,15 +250,21 @@ impl Writer<'_> {
         };
         let bar = progress.start("hashing", files.len() as u64);
         let cache = self.store.stat_cache(&dest.place());
+        // Many files never seen: their small blobs go into packs (see incoming.rs).
+        let unseen = files.iter().filter(|(_, abs)| !cache.knows(abs)).take(PACK_BLOBS_MIN).count();
+        let packer = (unseen >= PACK_BLOBS_MIN).then(|| Packer::new(self));
         let ids: Vec<(Id, bool)> = files
             .par_iter()
             .map(|(rel, abs)| {
-                let id = self.put_source_file(abs, rel.as_str(), &cache)?;
+                let id = self.put_source_file(abs, rel.as_str(), &cache, packer.as_ref())?;
                 bar.advance(1);
                 Ok(id)
             })
             .collect::<Result<_>>()?;
         drop(bar);
+        if let Some(packer) = packer {
+            packer.finish();
+        }
         self.start_sync();
         crate::fault::point("ingest.blobs");
         let kept = if whole && tree {
@@ -285,7 +292,13 @@ impl Writer<'_> {
     /// Stores one source file, trusting the stat cache for a file it knows unchanged; a file
     /// the cache does not know is opened at once, so its `fstat` needs no path lookup.
     /// Returns the blob and whether the cache knew it unchanged.
-    fn put_source_file(&self, abs: &Path, rel: &str, cache: &StatCache) -> Result<(Id, bool)> {
+    fn put_source_file(
+        &self,
+        abs: &Path,
+        rel: &str,
+        cache: &StatCache,
+        packer: Option<&Packer>,
+    ) -> Result<(Id, bool)> {
         let (meta, id, hit) = if cache.knows(abs) {
             let meta = std::fs::metadata(abs).map_err(Error::io("stat", abs))?;
             let (id, hit) = match cache.lookup(abs, &meta) {
@@ -296,7 +309,14 @@ impl Writer<'_> {
         } else {
             let file = std::fs::File::open(abs).map_err(Error::io("open", abs))?;
             let meta = file.metadata().map_err(Error::io("stat", abs))?;
-            let id = self.put_blob_open(file, abs, meta.len())?;
+            let id = match packer.filter(|_| meta.len() <= SMALL_BLOB) {
+                // One buffer per thread, reused: a fresh one per file costs a page fault per page.
+                Some(packer) => BUFFER.with_borrow_mut(|buf| {
+                    read_small(file, abs, meta.len(), buf)?;
+                    packer.put(buf)
+                })?,
+                None => self.put_blob_open(file, abs, meta.len())?,
+            };
             (meta, id, false)
         };
         cache.record(abs, rel, &meta, id);
@@ -406,4 +426,20 @@ impl Writer<'_> {
         }
         Ok(RmOutcome { generations: out, quests })
     }
+}
+
+thread_local! {
+    /// The bytes of the small file a hashing thread is reading.
+    static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Reads a small file whole into `buf` (`len` from a stat already made; a file that grew
+/// since is still read whole), skipping the `fstat` and `lseek` of `File::read_to_end`'s
+/// size hint.
+fn read_small(file: std::fs::File, path: &Path, len: u64, buf: &mut Vec<u8>) -> Result<()> {
+    use std::io::Read;
+    buf.clear();
+    buf.reserve(len as usize + 1);
+    file.take(u64::MAX).read_to_end(buf).map_err(Error::io("read", path))?;
+    Ok(())
 }

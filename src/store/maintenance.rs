@@ -83,6 +83,11 @@ impl MaintenanceWriter<'_, '_> {
         self.writer.heal_latest()
     }
 
+    /// Writes the blobs an ingest packed into `incoming/` to their own files (see incoming.rs).
+    pub fn unpack_incoming(&self) -> Result<usize> {
+        self.writer.unpack_incoming()
+    }
+
     /// Prepares the spare checkouts the next swap of `latest/` uses.
     pub fn fill_spares(&self) -> Result<()> {
         self.writer.fill_spares()

@@ -11,6 +11,7 @@ pub mod fetched;
 pub mod fsutil;
 pub mod gc;
 pub mod generation;
+pub mod incoming;
 pub mod ingest;
 pub mod locate;
 pub mod maintenance;
@@ -52,6 +53,7 @@ const LAYOUT: &[&str] = &[
     "blobs",
     "trees",
     "packs",
+    "incoming",
     "generations",
     "refs",
     "latest",

@@ -24,11 +24,16 @@ pub struct Writer<'s> {
     dirty: AtomicBool,
     /// A `syncfs` started early (see [`Writer::start_sync`]).
     early_sync: std::sync::Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
+    /// Incoming packs being sealed (see incoming.rs), waited for by [`Writer::sync`].
+    pub(super) sealing: std::sync::Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
     written: std::sync::Mutex<Vec<std::path::PathBuf>>,
     /// Trees this writer stored, so diffing what it just wrote reads nothing back.
     pub(super) trees: std::sync::Mutex<std::collections::HashMap<super::Id, super::tree::Tree>>,
     /// A spare `latest/` checkout is far behind its live one (see [`take_handoff`]).
     pub(super) spare_behind: AtomicBool,
+    /// This writer wrote blobs into incoming packs: `latest/` waits for the fill that
+    /// unpacks them (see incoming.rs).
+    pub(super) packed_blobs: AtomicBool,
 }
 
 /// The lock of a writer that left a spare checkout far behind (the first ingest of a kind
@@ -84,8 +89,9 @@ pub struct WriteStats {
 }
 
 impl Store {
-    /// Takes the writer lock, waiting for another writer to finish, and clears `tmp/` (any temp
-    /// file there was left by a writer that crashed).
+    /// Takes the writer lock, waiting for another writer to finish, clears `tmp/` (any temp
+    /// file there was left by a writer that crashed) and writes blobs still in `incoming/` to
+    /// their own files.
     pub fn writer(&self, progress: &dyn Progress) -> Result<Writer<'_>> {
         let handed = take_handoff().filter(|(root, _)| root == self.root());
         let spare_behind = handed.is_some();
@@ -108,6 +114,9 @@ impl Store {
         }
         let writer = self.writer_with(file, stale_temp);
         writer.spare_behind.store(spare_behind, Ordering::Relaxed);
+        // Blobs a fill did not get to unpack (it was killed, or never started): every writer
+        // after it finds them loose, as `latest/`, `.memory/`, `gc` and `purge` need them.
+        writer.unpack_incoming()?;
         Ok(writer)
     }
 
@@ -143,9 +152,11 @@ impl Store {
             new_trees: AtomicUsize::new(0),
             dirty: AtomicBool::new(false),
             early_sync: Default::default(),
+            sealing: Default::default(),
             written: std::sync::Mutex::new(Vec::new()),
             trees: Default::default(),
             spare_behind: AtomicBool::new(false),
+            packed_blobs: AtomicBool::new(false),
         }
     }
 }
@@ -191,6 +202,12 @@ pub fn lock_exclusive(root: &Path, filling: &Path, progress: &dyn Progress) -> R
 impl Writer<'_> {
     pub(super) fn count_blob(&self, path: &Path, bytes: u64) {
         self.mark_written(path);
+        self.new_blobs.fetch_add(1, Ordering::Relaxed);
+        self.new_blob_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts a blob written into an incoming pack (which the packer syncs itself).
+    pub(super) fn count_packed_blob(&self, bytes: u64) {
         self.new_blobs.fetch_add(1, Ordering::Relaxed);
         self.new_blob_bytes.fetch_add(bytes, Ordering::Relaxed);
     }
@@ -246,6 +263,10 @@ impl Writer<'_> {
     /// (which also waits for other processes' writes to the file system, so it is kept for
     /// big batches, like git's `core.fsyncMethod=batch`). Nothing written, nothing to sync.
     pub fn sync(&self) -> Result<()> {
+        if let Some(sealing) = self.sealing.lock().expect("not poisoned").take() {
+            sealing.join().expect("the sealing thread does not panic")?;
+            self.store.rescan(super::pack::PackDir::Blobs)?;
+        }
         if let Some(early) = self.early_sync.lock().expect("not poisoned").take() {
             early.join().expect("the sync thread does not panic")?;
         }

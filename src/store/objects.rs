@@ -48,6 +48,11 @@ impl Objects<'_> {
         self.store.open_blob(id)
     }
 
+    /// Blob `id` from an incoming pack, checked against its id (`None` when no pack has it).
+    pub fn incoming_blob(&self, id: &Id) -> Result<Option<Vec<u8>>> {
+        self.store.incoming_blob(id)
+    }
+
     /// Where blob `id` is (or would be) kept.
     pub fn blob_path(&self, id: &Id) -> PathBuf {
         self.store.blob_path(id)
@@ -73,6 +78,11 @@ impl Objects<'_> {
     /// The ids of every packed tree (for `push --all`); only the indexes are read.
     pub fn packed_tree_ids(&self) -> Result<Vec<Id>> {
         self.store.packed_tree_ids()
+    }
+
+    /// The ids of every blob in an incoming pack (for `push --all`); only the indexes are read.
+    pub fn incoming_blob_ids(&self) -> Result<Vec<Id>> {
+        self.store.incoming_blob_ids()
     }
 
     /// Walks from `root` to `path`; `None` when nothing is there.

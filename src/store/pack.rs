@@ -26,7 +26,7 @@ use super::{Store, Writer};
 use crate::diagnostics::FromIo;
 use crate::model::Id;
 
-const HEADER: &[u8; 16] = b"memorix-pack-v1\n";
+pub(super) const HEADER: &[u8; 16] = b"memorix-pack-v1\n";
 const MAGIC: &[u8; 8] = b"mxpackv1";
 const ENTRY: usize = 32 + 8 + 4;
 const FANOUT: usize = 256 * 4;
@@ -113,7 +113,7 @@ impl Pack {
         Ok(self.bucket(b)?.chunks_exact(ENTRY).map(|e| entry(e).0).collect())
     }
 
-    fn read(&self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
+    pub(super) fn read(&self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
         if offset < HEADER.len() as u64 || offset + u64::from(len) > self.index_at {
             return Err(bad("names bytes outside its objects"));
         }
@@ -125,17 +125,32 @@ impl Pack {
     /// Every object of the pack as (id, bytes), in id order; the index is checked to be
     /// sorted and to agree with the fan-out. Used by `verify` and `gc`.
     pub fn objects(&self) -> io::Result<Vec<(Id, Vec<u8>)>> {
-        let mut out = Vec::with_capacity(self.fanout[255] as usize);
+        self.entries()?.into_iter().map(|(id, offset, len)| Ok((id, self.read(offset, len)?))).collect()
+    }
+
+    /// Every index entry (id, offset, length), in id order, checked to be sorted and to agree
+    /// with the fan-out; nothing else is read (a pack of blobs may hold gigabytes).
+    pub fn entries(&self) -> io::Result<Vec<(Id, u64, u32)>> {
+        let mut out: Vec<(Id, u64, u32)> = Vec::with_capacity(self.fanout[255] as usize);
         for b in 0..=255u8 {
             for raw in self.bucket(b)?.chunks_exact(ENTRY) {
-                let (id, offset, len) = entry(raw);
-                if id.as_bytes()[0] != b || out.last().is_some_and(|(last, _)| *last >= id) {
+                let e = entry(raw);
+                if e.0.as_bytes()[0] != b || out.last().is_some_and(|last| last.0 >= e.0) {
                     return Err(bad("has an index out of order"));
                 }
-                out.push((id, self.read(offset, len)?));
+                out.push(e);
             }
         }
         Ok(out)
+    }
+
+    /// The SHA-256 of the index and trailer, which name a pack of blobs (each blob is checked
+    /// against its id on its own, so the index stands for the content).
+    pub fn index_hash(&self) -> io::Result<Id> {
+        let len = self.file.metadata()?.len();
+        let mut tail = vec![0u8; (len - self.index_at) as usize];
+        self.file.read_exact_at(&mut tail, self.index_at)?;
+        Ok(Id::of_bytes(&tail))
     }
 
     /// The SHA-256 of the whole file, which names it.
@@ -161,6 +176,15 @@ fn entry(raw: &[u8]) -> (Id, u64, u32) {
 #[derive(Debug, Default)]
 pub struct Packs {
     open: Mutex<Option<Arc<Vec<Arc<Pack>>>>>,
+    /// The packs of blobs in `incoming/` (see incoming.rs).
+    pub(super) incoming: Mutex<Option<Arc<Vec<Arc<Pack>>>>>,
+}
+
+/// The packs of one directory: `packs/` (trees) or `incoming/` (blobs).
+#[derive(Clone, Copy)]
+pub(super) enum PackDir {
+    Trees,
+    Blobs,
 }
 
 impl Store {
@@ -178,11 +202,20 @@ impl Store {
 
     /// Lists `packs/` again, keeping the packs already open; says whether one was new.
     pub(super) fn rescan_packs(&self) -> Result<(Arc<Vec<Arc<Pack>>>, bool)> {
-        let mut open = self.packs.open.lock().expect("not poisoned");
+        self.rescan(PackDir::Trees)
+    }
+
+    /// Lists the packs of `which` again, keeping those already open; says whether one was new.
+    pub(super) fn rescan(&self, which: PackDir) -> Result<(Arc<Vec<Arc<Pack>>>, bool)> {
+        let slot = match which {
+            PackDir::Trees => &self.packs.open,
+            PackDir::Blobs => &self.packs.incoming,
+        };
+        let mut open = slot.lock().expect("not poisoned");
         let known = open.clone().unwrap_or_default();
         let mut all = Vec::new();
         let mut fresh = false;
-        for path in self.pack_files()? {
+        for path in self.list_packs(which)? {
             match known.iter().find(|p| p.path == path) {
                 Some(p) => all.push(p.clone()),
                 None => {
@@ -205,7 +238,15 @@ impl Store {
 
     /// The paths of `packs/*.pack`, sorted.
     pub(super) fn pack_files(&self) -> Result<Vec<PathBuf>> {
-        let dir = self.packs_dir();
+        self.list_packs(PackDir::Trees)
+    }
+
+    /// The paths of the `*.pack` files of `which`, sorted.
+    pub(super) fn list_packs(&self, which: PackDir) -> Result<Vec<PathBuf>> {
+        let dir = match which {
+            PackDir::Trees => self.packs_dir(),
+            PackDir::Blobs => self.incoming_dir(),
+        };
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -249,7 +290,7 @@ impl Store {
     }
 }
 
-fn pack_error(path: &Path, e: io::Error) -> Error {
+pub(super) fn pack_error(path: &Path, e: io::Error) -> Error {
     match e.kind() {
         io::ErrorKind::InvalidData => Error::corrupt("pack", path, e.to_string()),
         _ => Error::io("read", path)(e),
@@ -320,29 +361,38 @@ fn write_pack_file(path: &Path, objects: &[(Id, &[u8])]) -> io::Result<Id> {
         Hashing { inner: BufWriter::new(super::fsutil::create_with_mode(path, 0o444)?), sha: Sha256::new() };
     out.write_all(HEADER)?;
     let mut offset = HEADER.len() as u64;
-    let mut index = Vec::with_capacity(objects.len() * ENTRY);
-    let mut fanout = [0u32; 256];
+    let mut index = Vec::with_capacity(objects.len());
     for (id, bytes) in objects {
         out.write_all(bytes)?;
-        index.extend_from_slice(id.as_bytes());
-        index.extend_from_slice(&offset.to_be_bytes());
-        index.extend_from_slice(
-            &u32::try_from(bytes.len()).map_err(|_| bad("an object too big to pack"))?.to_be_bytes(),
-        );
+        let len = u32::try_from(bytes.len()).map_err(|_| bad("an object too big to pack"))?;
+        index.push((*id, offset, len));
         offset += bytes.len() as u64;
-        fanout[id.as_bytes()[0] as usize] += 1;
     }
-    out.write_all(&index)?;
-    let mut total = 0;
-    for count in fanout {
-        total += count;
-        out.write_all(&total.to_be_bytes())?;
-    }
-    out.write_all(&offset.to_be_bytes())?;
-    out.write_all(MAGIC)?;
+    out.write_all(&tail(&index, offset))?;
     let Hashing { inner, sha } = out;
     inner.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     Ok(Id::from_bytes(sha.finalize().into()))
+}
+
+/// The bytes after a pack's objects: the index of `index` (sorted by id) and the fan-out and
+/// trailer, `objects_end` being where the objects stop.
+pub(super) fn tail(index: &[(Id, u64, u32)], objects_end: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(index.len() * ENTRY + TAIL);
+    let mut fanout = [0u32; 256];
+    for (id, offset, len) in index {
+        out.extend_from_slice(id.as_bytes());
+        out.extend_from_slice(&offset.to_be_bytes());
+        out.extend_from_slice(&len.to_be_bytes());
+        fanout[id.as_bytes()[0] as usize] += 1;
+    }
+    let mut total = 0;
+    for count in fanout {
+        total += count;
+        out.extend_from_slice(&total.to_be_bytes());
+    }
+    out.extend_from_slice(&objects_end.to_be_bytes());
+    out.extend_from_slice(MAGIC);
+    out
 }
 
 /// A writer that hashes what passes through it.

@@ -169,6 +169,59 @@ impl Verifier<'_> {
                 (None, Ok(())) => unreachable!("a bad name is always a problem"),
             }
         }
+        self.incoming()
+    }
+
+    /// Every incoming pack of blobs: its frame, its name (the hash of its index) and each blob
+    /// in it, rehashed.
+    fn incoming(&mut self) -> Result<()> {
+        for path in self.store.incoming_files()? {
+            let rel = self.rel(&path);
+            let pack = match super::pack::Pack::open(&path) {
+                Ok(pack) => pack,
+                // Unpacked by the fill since it was listed: its blobs are loose now.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    self.problem(rel, e.to_string());
+                    continue;
+                }
+            };
+            let named = path.file_stem().and_then(|s| s.to_str()).and_then(Id::from_hex);
+            match pack.index_hash() {
+                Ok(hash) if Some(hash) == named => {}
+                Ok(_) => self.problem(rel.clone(), "its index does not match its name"),
+                Err(e) => self.problem(rel.clone(), e.to_string()),
+            }
+            let entries = match pack.entries() {
+                Ok(entries) => entries,
+                Err(e) => {
+                    self.problem(rel, e.to_string());
+                    continue;
+                }
+            };
+            let checked: Vec<(Id, std::result::Result<(), String>)> = entries
+                .into_par_iter()
+                .map(|(id, offset, len)| {
+                    let r = match pack.read(offset, len) {
+                        Ok(bytes) => match Id::of_bytes(&bytes) {
+                            actual if actual == id => Ok(()),
+                            actual => Err(format!("content hashes to {actual} (in {rel})")),
+                        },
+                        Err(e) => Err(format!("{e} (in {rel})")),
+                    };
+                    (id, r)
+                })
+                .collect();
+            for (id, r) in checked {
+                self.checked.blobs += 1;
+                match r {
+                    Ok(()) => {
+                        self.blobs.insert(id);
+                    }
+                    Err(m) => self.problem(format!("blob {id}"), m),
+                }
+            }
+        }
         Ok(())
     }
 

@@ -97,3 +97,48 @@ fn without_the_variable_nothing_is_traced() {
     let run = env.run(&["build"]).ok();
     assert!(!run.stderr.contains("memorix trace:"), "{}", run.stderr);
 }
+
+/// The system calls of one run of `args` in the project (`strace -f -c`), or `None` with a
+/// notice when strace is not installed (a failure under `MEMORIX_REQUIRE_TOOLS=1`, as in CI).
+#[allow(clippy::print_stderr)] // a skipped test says why, as a notice
+fn syscalls(env: &TestEnv, args: &[&str]) -> Option<u64> {
+    if !std::process::Command::new("strace").arg("-V").output().is_ok_and(|o| o.status.success()) {
+        assert!(std::env::var_os("MEMORIX_REQUIRE_TOOLS").is_none_or(|v| v != "1"), "strace not found");
+        eprintln!("notice: skipping, strace not installed");
+        return None;
+    }
+    let out = env.root.join("strace.txt");
+    let cmd = env.command();
+    let program = cmd.get_program().to_owned();
+    let mut traced = std::process::Command::new("strace");
+    traced.args(["-f", "-c", "-o"]).arg(&out).arg(program).args(args);
+    traced.current_dir(&env.project).env_clear().envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))));
+    let run = env.run_cmd(&mut traced).ok();
+    assert!(run.stdout.starts_with("Nothing to do"), "{}", run.stdout);
+    let summary = std::fs::read_to_string(&out).unwrap();
+    let total = summary.lines().find(|l| l.trim_end().ends_with(" total")).expect("a total line");
+    // "100.00    0.000123           1       142         3 total": the calls are the fourth field.
+    Some(total.split_whitespace().nth(3).unwrap().parse().unwrap())
+}
+
+/// A no-op build decides from the manifest, the lock, the pin files, the sources' stamps and
+/// the activation's stamp: the same fixed number of system calls for an environment of 3
+/// files and of 600 files in 200 directories (book: reliability.md#no-op-build).
+#[test]
+fn a_no_op_build_makes_the_same_system_calls_at_any_size() {
+    let mut counts = Vec::new();
+    for (files, dirs) in [(3, 1), (600, 200)] {
+        let env = TestEnv::new();
+        let list: Vec<(String, String)> =
+            (0..files).map(|i| (format!("d{}/e{}/f{i}.md", i % dirs, i % 3), format!("# {i}\n"))).collect();
+        let refs: Vec<(&str, &str)> = list.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+        env.ingest("rules/big/", &refs);
+        env.write("memorix.toml", "[mounts.big]\nselect = [\"rules/big/\"]\n");
+        env.run(&["build"]).ok();
+        assert!(env.run(&["build"]).ok().stdout.starts_with("Nothing to do"));
+        let Some(n) = syscalls(&env, &["build"]) else { return };
+        counts.push(n);
+    }
+    assert!(counts.iter().all(|n| *n < 300), "{counts:?}");
+    assert!(counts[1].abs_diff(counts[0]) <= 10, "grows with the environment: {counts:?}");
+}

@@ -103,6 +103,9 @@ fn every_crash_point_leaves_a_recoverable_state() {
             "fetch.staged" | "fetch.recorded" => {}
             // Reached only by a write of many trees: `a_crash_while_packing_trees_loses_nothing`.
             "pack.staged" => {}
+            // Reached only by an ingest of many new files and its detached fill:
+            // `a_crash_while_packing_or_unpacking_blobs_loses_nothing`.
+            "incoming.synced" | "incoming.unpacking" | "incoming.unpacked" => {}
             // Reached only by the detached fill after a first build: `a_crash_while_cloning_the_memory_loses_nothing`.
             "memory.cloned" | "memory.kept" => {}
             "lock.write" | "build.derivations" | "build.environment" | "build.synced" => {
@@ -285,4 +288,89 @@ fn gc_repacks_a_pack_that_is_partly_reachable() {
     assert_eq!(verify["checked"]["trees"], 2 + 3 + 79);
     assert_eq!(env.run(&["cat", "rules/team/d00/n.md"]).stdout, "# 0\n");
     assert_eq!(env.run(&["--json", "gc"]).ok().json()["unreachable"], serde_json::json!([]));
+}
+
+/// A project whose source has `n` new files (some sharing content), enough for an ingest to
+/// pack their blobs into `incoming/`.
+fn many_files(n: usize) -> TestEnv {
+    let env = project();
+    for i in 0..n {
+        env.write(&format!("r/d{}/f{i:03}.md", i % 7), &format!("# {}\n", i % (n - 5)));
+    }
+    env
+}
+
+fn count_files(dir: &std::path::Path) -> usize {
+    common::walk(dir).iter().filter(|p| p.is_file()).count()
+}
+
+/// Killed while an ingest packs its blobs (the packs fsynced, not yet in `incoming/`), or while
+/// the detached fill unpacks them (before it writes any loose file, or once all are durable
+/// and before the packs go): the Store is clean for `verify`, the ingested files read back
+/// (from the packs or their own files), and the next command finishes the fill's work.
+#[test]
+fn a_crash_while_packing_or_unpacking_blobs_loses_nothing() {
+    for point in ["incoming.synced", "incoming.unpacking", "incoming.unpacked"] {
+        let env = many_files(100);
+        let run =
+            env.run_cmd(env.command().args(["ingest", "rules/team/", "r"]).env("MEMORIX_CRASH_AT", point));
+        let in_ingest = point == "incoming.synced";
+        assert_eq!(run.code, if in_ingest { -6 } else { 0 }, "{point}: {}", run.stderr);
+        common::wait_for_store(&env.store);
+        store_is_recoverable(&env).unwrap_or_else(|e| panic!("{point}: {e}"));
+        let packs = count_files(&env.store.join("incoming"));
+        assert_eq!(packs > 0, !in_ingest, "{point}: {packs} incoming packs");
+        if !in_ingest {
+            assert_eq!(env.run(&["cat", "rules/team/d3/f010.md"]).ok().stdout, "# 10\n", "{point}");
+        }
+        env.run(&["ingest", "rules/team/", "r"]).ok();
+        assert_eq!(count_files(&env.store.join("incoming")), 0, "{point}: the next writer unpacked");
+        assert_eq!(env.run(&["cat", "rules/team/d3/f010.md"]).ok().stdout, "# 10\n", "{point}");
+        assert!(env.store.join("latest/rules/team/d3/f010.md").is_file(), "{point}: latest/ is whole");
+        env.run(&["build"]).ok();
+        env.run(&["verify"]).ok();
+        env.run(&["verify", "--project"]).ok();
+        assert_eq!(fs::read_to_string(env.project.join(".memory/team/d0/f000.md")).unwrap(), "# 0\n");
+    }
+}
+
+/// An ingest of many new files writes their blobs into a few packs, not a file each, and
+/// leaves `latest/` showing the previous tip until its detached fill (stopped here before it
+/// unpacks anything) has run; meanwhile readers find the packed blobs and `verify` rehashes
+/// them, finding a damaged one.
+#[test]
+fn an_ingest_packs_small_blobs_and_verify_rehashes_them() {
+    let env = many_files(100);
+    let loose_before = count_files(&env.store.join("blobs"));
+    let mut run = env.command();
+    env.run_cmd(run.args(["ingest", "rules/team/", "r"]).env("MEMORIX_CRASH_AT", "incoming.unpacking")).ok();
+    common::wait_for_store(&env.store);
+    // 95 distinct contents: no new loose file, one pack per hashing thread at most.
+    assert_eq!(count_files(&env.store.join("blobs")), loose_before, "no loose file per blob");
+    let packs: Vec<_> =
+        common::walk(&env.store.join("incoming")).into_iter().filter(|p| p.is_file()).collect();
+    assert!((1..=std::thread::available_parallelism().unwrap().get()).contains(&packs.len()), "{packs:?}");
+    assert!(!env.store.join("latest/rules/team/d3").exists(), "latest/ still shows the previous tip");
+    assert_eq!(env.run(&["cat", "rules/team/d3/f010.md"]).ok().stdout, "# 10\n");
+    let report = env.run(&["--json", "verify"]).ok().json();
+    assert_eq!(report["checked"]["blobs"], loose_before + 95, "{report}");
+    // One packed blob damaged in place.
+    let (pack, at) = packs
+        .iter()
+        .find_map(|p| {
+            let bytes = fs::read(p).unwrap();
+            bytes.windows(5).position(|w| w == b"# 42\n").map(|at| (p.clone(), at))
+        })
+        .expect("the blob is in a pack");
+    let mut bytes = fs::read(&pack).unwrap();
+    bytes[at + 2] = b'X';
+    common::make_writable(&pack);
+    fs::write(&pack, &bytes).unwrap();
+    let report = env.run(&["--json", "verify"]).expect(1).json();
+    let bad = common::verify_list(&report, "problems");
+    let id = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b"# 42\n"));
+    assert!(
+        bad.iter().any(|p| p.starts_with(&format!("blob sha256:{id}")) && p.contains("content hashes to")),
+        "{bad:?}"
+    );
 }
