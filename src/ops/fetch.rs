@@ -91,11 +91,16 @@ fn no_version(e: &crate::resolve::Error) -> bool {
 }
 
 /// Fetches the pinned docs the Store lacks, each on its own: what could be fetched is in the
-/// Store whatever became of the others.
-pub(crate) fn fetch_pinned(ctx: &Context, writer: &Writer) -> Result<Fetching> {
+/// Store whatever became of the others. Reproducing the lock (`build --locked`), a docs view
+/// must unpack to the tree the lock has; locking, the artifact is still held to the lock's
+/// hash but the tree is what this memorix keeps, which the new lock records.
+pub(crate) fn fetch_pinned(ctx: &Context, writer: &Writer, reproduce: bool) -> Result<Fetching> {
     let project = ctx.project()?;
     let m = &project.manifest;
-    let requests = wanted(m, Some(writer.store), project.clean_lock()?, None);
+    let mut requests = wanted(m, Some(writer.store), project.clean_lock()?, None);
+    if !reproduce {
+        requests.iter_mut().filter_map(|r| r.locked.as_mut()).for_each(|l| l.tree = None);
+    }
     fetch_requests(ctx, m, writer, requests)
 }
 

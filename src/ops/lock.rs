@@ -124,11 +124,12 @@ pub(crate) fn lock_with(
     let mut sources = ingest_sources(ctx, writer)?;
     let (git, sources_moved) = ingest_git_sources(ctx, writer, previous.as_ref(), refresh)?;
     sources.extend(git);
-    let mut fetching = super::fetch::fetch_pinned(ctx, writer)?;
+    let mut fetching = super::fetch::fetch_pinned(ctx, writer, false)?;
     fetching.check()?;
     let fetched_docs = std::mem::take(&mut fetching.fetched);
+    let sticky = without_refetched(previous.as_ref(), &fetched_docs);
     let resolution =
-        match resolve::resolve(&project.manifest, writer.store, previous.as_ref(), refresh, sources) {
+        match resolve::resolve(&project.manifest, writer.store, sticky.as_ref(), refresh, sources) {
             Err(e) if e.missing_object().is_some() => {
                 if let Some(failure) = fetching.into_failure() {
                     return Err(failure.into());
@@ -154,6 +155,21 @@ pub(crate) fn lock_with(
         fetched: fetched_docs,
     };
     Ok((resolution, outcome))
+}
+
+/// The previous lock without the mounts whose fetched docs this memorix unpacked to another
+/// tree than the lock has (its docs view or `[fetch.LIB]` changed): those resolve afresh to the
+/// new tree, as the tree_mismatch help promises; the artifact was held to the lock's hash.
+fn without_refetched(previous: Option<&Lockfile>, fetched: &[crate::fetch::Fetched]) -> Option<Lockfile> {
+    let mut lock = previous?.clone();
+    lock.mounts.retain(|_, mount| {
+        !mount.locators.iter().any(|e| {
+            e.fetched
+                .as_ref()
+                .is_some_and(|f| fetched.iter().any(|d| d.artifact == f.artifact && d.tree != e.id))
+        })
+    });
+    Some(lock)
 }
 
 /// Ingests each `[sources]` folder into the Store (before resolving, which only reads it);

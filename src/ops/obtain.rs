@@ -52,7 +52,7 @@ pub(crate) struct Obtained {
 pub(crate) fn obtain(ctx: &Context, writer: &Writer) -> Result<Obtained> {
     let substituted = substitute(ctx, writer)?;
     ensure_locked_git_sources(ctx, writer)?;
-    let mut fetching = super::fetch::fetch_pinned(ctx, writer)?;
+    let mut fetching = super::fetch::fetch_pinned(ctx, writer, true)?;
     fetching.check()?;
     let fetched = std::mem::take(&mut fetching.fetched);
     Ok(Obtained { substituted, fetched, fetch_failure: fetching.into_failure() })

@@ -429,6 +429,14 @@ fn a_clone_whose_docs_view_differs_from_the_lock_is_refused_by_tree_id() {
     let out = run(&fresh, &reg, &["build", "--locked"]).expect(1);
     assert!(out.stderr.contains("memorix::fetch::tree_mismatch"), "{}", out.stderr);
     assert!(!fresh.project.join(".memory").exists());
+    // What the help says heals it: `memorix lock` records the tree this view keeps (the
+    // artifact still verified by its hash), and the locked build then reproduces it.
+    let before = lock_text(&fresh);
+    run(&fresh, &reg, &["lock"]).ok();
+    assert_ne!(lock_text(&fresh), before, "the lock records the new tree");
+    run(&fresh, &reg, &["build", "--locked"]).ok();
+    assert!(fresh.project.join(".memory/libs/matchit/README.md").is_file());
+    assert!(!fresh.project.join(".memory/libs/matchit/examples").exists());
 }
 
 #[test]
