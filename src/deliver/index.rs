@@ -6,7 +6,8 @@
 
 use std::fmt::Write;
 
-use super::{Delivery, MountInfo, Result, markdown};
+use super::{Delivery, MountInfo, Result};
+use crate::model::markdown;
 use crate::store::Store;
 
 /// What the top index aims to stay under, however many libraries: the most detailed form

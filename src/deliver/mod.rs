@@ -19,7 +19,6 @@ use crate::progress::Progress;
 use crate::store::blob::hash_file;
 
 mod index;
-pub mod markdown;
 mod placement;
 use crate::store::checkout::{Dirs, exchange, fill_tree, remove_readonly_tree};
 use crate::store::derivation::Provenance;
@@ -156,7 +155,7 @@ impl Delivery {
                 None => MountInfo {
                     path: path.to_string(),
                     intent: None,
-                    versions: versions(&provenance),
+                    versions: crate::view::derivation_plan::library_versions(&provenance),
                     pinned_by: Vec::new(),
                     artifacts: Vec::new(),
                     titles: artifacts::titles(store, id),
@@ -240,25 +239,11 @@ fn mount_info(store: &Store, m: &Manifest, path: &str, drv: &Id, provenance: &[P
     MountInfo {
         path: path.to_string(),
         intent,
-        versions: versions(provenance),
+        versions: crate::view::derivation_plan::library_versions(provenance),
         pinned_by: Vec::new(),
         artifacts,
         titles: artifacts::titles(store, drv),
     }
-}
-
-/// `httpx 0.23.3` for each locator that resolved to a library version.
-fn versions(provenance: &[Provenance]) -> Vec<String> {
-    let mut out: Vec<String> = provenance
-        .iter()
-        .filter_map(|p| {
-            let v = p.version.as_ref()?;
-            let loc = crate::model::Locator::parse(&p.locator).ok()?;
-            Some(format!("{} {v}", loc.path.file_name().unwrap_or(loc.kind.as_str())))
-        })
-        .collect();
-    out.dedup();
-    out
 }
 
 /// The environment `.memory/INDEX.md` names, if any.

@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 
 use super::{BEGIN, END, MARK, PREFIX};
-use crate::deliver::markdown::{code, inline, one_line};
 use crate::model::Id;
 use crate::model::harness::{AgentsSpec, HarnessName, ScopeKey};
+use crate::model::markdown::{code, inline, one_line};
 
 /// What the generated files describe: the environment and its mounts.
 #[derive(Debug, Clone)]

@@ -9,6 +9,7 @@ pub mod harness;
 pub mod id;
 pub mod kind;
 pub mod locator;
+pub mod markdown;
 pub mod package;
 pub mod path;
 pub mod remote_url;

@@ -116,6 +116,8 @@ impl Store {
     pub fn open_or_create(root: &Path, progress: &dyn Progress) -> Result<Store> {
         match Store::open(root) {
             Err(Error::StoreMissing { .. }) => Store::create(root, progress),
+            // Another first writer may be laying the Store out under its lock: wait for it.
+            Err(Error::NotAStore { .. }) if root.join("lock").is_file() => Store::create(root, progress),
             other => other,
         }
     }
@@ -126,6 +128,9 @@ impl Store {
         let _lock = mutex::lock_exclusive(root, &mutex::filling_marker(root), progress)?;
         if root.join("VERSION").exists() {
             return Store::open(root);
+        }
+        if !is_vacant(root)? {
+            return Err(Error::NotAStore { path: root.to_path_buf() });
         }
         for top in ["tmp", "refs", "latest", "spare"] {
             fsutil::create_dir(&root.join(top))?;

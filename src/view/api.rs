@@ -56,16 +56,7 @@ pub fn outline_of(sources: &[(String, Vec<u8>)]) -> Option<Outline> {
 
 /// `httpx 0.28.1` for each library version the derivation's locators resolved to.
 fn title(plan: &DerivationPlan) -> Option<String> {
-    let mut names: Vec<String> = plan
-        .provenance
-        .iter()
-        .filter_map(|p| {
-            let v = p.version.as_ref()?;
-            let loc = crate::model::Locator::parse(&p.locator).ok()?;
-            Some(format!("{} {v}", loc.path.file_name().unwrap_or(loc.kind.as_str())))
-        })
-        .collect();
-    names.dedup();
+    let names = super::derivation_plan::library_versions(&plan.provenance);
     (!names.is_empty()).then(|| names.join(", "))
 }
 

@@ -284,6 +284,20 @@ fn check_file_dir_clashes(mount: &StorePath, files: &BTreeMap<StorePath, Origin>
     Ok(())
 }
 
+/// `httpx 0.23.3` for each locator that resolved to a library version.
+pub fn library_versions(provenance: &[Provenance]) -> Vec<String> {
+    let mut out: Vec<String> = provenance
+        .iter()
+        .filter_map(|p| {
+            let v = p.version.as_ref()?;
+            let loc = crate::model::Locator::parse(&p.locator).ok()?;
+            Some(format!("{} {v}", loc.path.file_name().unwrap_or(loc.kind.as_str())))
+        })
+        .collect();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
