@@ -11,8 +11,21 @@ pub const TITLE_CAP: usize = 120;
 /// cell or Claude Code `@`-import (which needs `@` after a space) comes of it; a leading
 /// list or heading marker is escaped too.
 pub fn inline(text: &str) -> String {
+    let mut out = escape_markup(&one_line(text));
+    let digits = out.bytes().take_while(u8::is_ascii_digit).count();
+    if out.starts_with(['-', '+', '=']) {
+        out.insert(0, '\\');
+    } else if digits > 0 && out[digits..].starts_with(['.', ')']) {
+        out.insert(digits, '\\');
+    }
+    out
+}
+
+/// `text` with `<` and `>` as entities and markup characters and `@` behind a backslash; the
+/// characters-only part of [`inline`], for callers that decide line breaks themselves.
+pub fn escape_markup(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    for c in one_line(text).chars() {
+    for c in text.chars() {
         match c {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -22,12 +35,6 @@ pub fn inline(text: &str) -> String {
             }
             c => out.push(c),
         }
-    }
-    let digits = out.bytes().take_while(u8::is_ascii_digit).count();
-    if out.starts_with(['-', '+', '=']) {
-        out.insert(0, '\\');
-    } else if digits > 0 && out[digits..].starts_with(['.', ')']) {
-        out.insert(digits, '\\');
     }
     out
 }

@@ -140,20 +140,8 @@ fn section(s: &mut String, title: &str, lines: Vec<String>) {
 
 /// Text as inline Markdown on one line: control characters spaces, markup and `<`, `>` escaped.
 fn inline(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            c if c.is_control() => out.push(' '),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '@' | '#' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    let line: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    crate::model::markdown::escape_markup(&line)
 }
 
 /// Text as a code span on one line, fenced by more backticks than it holds in a row.
