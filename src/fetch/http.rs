@@ -99,6 +99,8 @@ impl Client {
                 }
             }
         });
+        // rustls with ring's primitives: the process's provider, set once (remote sets the same).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let inner = reqwest::blocking::Client::builder()
             .user_agent(concat!("memorix/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10).min(timeout))

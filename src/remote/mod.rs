@@ -102,6 +102,8 @@ impl Remote {
     /// Connects to `url` (no request is made yet). `create` makes a missing `file://`
     /// directory, for pushes.
     pub fn open(url: &RemoteUrl, create: bool) -> Result<Remote> {
+        // rustls with ring's primitives: the process's provider, set once (fetch sets the same).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let fail = |message: String| Error::Failed {
             remote: url.to_string(),
             action: "open",

@@ -57,11 +57,21 @@ impl Store {
     /// The files of a stored environment, recomputed from its record and its derivations:
     /// deeper mounts win, then the recorded decisions apply.
     pub(super) fn environment_files(&self, record: &EnvironmentRecord) -> Result<EnvFiles> {
+        Store::environment_files_from(record, |drv| {
+            Ok(self.read_derivation(drv)?.entries.into_iter().map(|e| (e.path, e.blob)).collect())
+        })
+    }
+
+    /// [`Store::environment_files`] with each derivation's entries from `derivation_entries`,
+    /// so `verify`, which has decoded every derivation once already, does not decode them
+    /// again per environment.
+    pub(super) fn environment_files_from(
+        record: &EnvironmentRecord,
+        mut derivation_entries: impl FnMut(&Id) -> Result<BTreeMap<StorePath, Id>>,
+    ) -> Result<EnvFiles> {
         let mut entries_of = BTreeMap::new();
         for (mount, drv) in &record.mounts {
-            let entries: BTreeMap<StorePath, Id> =
-                self.read_derivation(drv)?.entries.into_iter().map(|e| (e.path, e.blob)).collect();
-            entries_of.insert(mount.clone(), entries);
+            entries_of.insert(mount.clone(), derivation_entries(drv)?);
         }
         let mut mounts: Vec<&StorePath> = entries_of.keys().collect();
         mounts.sort_by_key(|m| m.components().count());

@@ -76,6 +76,8 @@ pub struct Store {
     root: PathBuf,
     /// Shared by clones: a pack opened once serves every handle.
     packs: std::sync::Arc<pack::Packs>,
+    /// Trees this process read and checked, shared by clones (see [`tree::Decoded`]).
+    decoded: std::sync::Arc<tree::Decoded>,
 }
 
 impl Store {
@@ -109,7 +111,7 @@ impl Store {
             Err(e) => return Err(Error::io("read", &version)(e)),
         }
         OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Store { root: root.to_path_buf(), packs: Default::default() })
+        Ok(Store { root: root.to_path_buf(), packs: Default::default(), decoded: Default::default() })
     }
 
     /// Opens the store, creating an empty one first if the directory is absent or empty.
@@ -159,7 +161,7 @@ impl Store {
             root.display()
         ));
         OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Store { root: root.to_path_buf(), packs: Default::default() })
+        Ok(Store { root: root.to_path_buf(), packs: Default::default(), decoded: Default::default() })
     }
 
     pub fn root(&self) -> &Path {

@@ -110,6 +110,28 @@ impl Tree {
     }
 }
 
+/// Trees a Store handle has read and checked, by id. A tree's id is the hash of its content, so
+/// an entry never goes stale: resolving a thousand mounts under one root decodes the root once,
+/// not once per mount. Bounded, so a walk over a big Store holds no more than this many.
+#[derive(Debug, Default)]
+pub(super) struct Decoded(std::sync::Mutex<std::collections::HashMap<Id, Tree>>);
+
+impl Decoded {
+    const MAX: usize = 4096;
+
+    fn get(&self, id: &Id) -> Option<Tree> {
+        self.0.lock().expect("decoded trees").get(id).cloned()
+    }
+
+    fn put(&self, id: Id, tree: &Tree) {
+        let mut trees = self.0.lock().expect("decoded trees");
+        if trees.len() >= Self::MAX {
+            trees.clear();
+        }
+        trees.insert(id, tree.clone());
+    }
+}
+
 /// Where trees are read from: the Store, or the Store plus trees computed in memory.
 pub trait TreeSource {
     fn tree(&self, id: &Id) -> Result<Tree>;
@@ -205,11 +227,16 @@ impl Store {
         if *id == Tree::empty_id() {
             return Ok(Tree::default());
         }
+        if let Some(tree) = self.decoded.get(id) {
+            return Ok(tree);
+        }
         let (bytes, path) = self.tree_bytes(id)?;
         if canonical::object_id("tree", &bytes) != *id {
             return Err(Error::corrupt("tree", &path, "content does not match its id"));
         }
-        Tree::decode(&bytes).map_err(|reason| Error::corrupt("tree", &path, reason))
+        let tree = Tree::decode(&bytes).map_err(|reason| Error::corrupt("tree", &path, reason))?;
+        self.decoded.put(*id, &tree);
+        Ok(tree)
     }
 
     /// A stored tree's bytes, unchecked, with the file they came from (a pack or the loose

@@ -557,7 +557,7 @@ impl Verifier<'_> {
     /// What the history, the derivations and the live projects reach. A reachable tree naming
     /// a missing object is damage; anything unreachable (objects an interrupted write left) is
     /// garbage `memorix gc` removes.
-    fn reachability(&mut self, derivations: &BTreeMap<Id, BTreeMap<String, Id>>) -> Result<()> {
+    fn reachability(&mut self, derivations: &BTreeMap<Id, BTreeMap<StorePath, Id>>) -> Result<()> {
         let projects: Vec<_> = self.store.project_roots()?.into_iter().filter(|p| p.is_live()).collect();
         let mut pending: Vec<Id> = Vec::new();
         for (_, g) in self.chains.values().flatten() {
@@ -630,18 +630,18 @@ impl Verifier<'_> {
 
     /// Each derivation's record hashes to its id and names only stored blobs, and its `tree/`,
     /// where one was made, holds exactly its entries.
-    fn derivations(&mut self) -> Result<BTreeMap<Id, BTreeMap<String, Id>>> {
+    fn derivations(&mut self) -> Result<BTreeMap<Id, BTreeMap<StorePath, Id>>> {
         let mut found = BTreeMap::new();
         let (seen, records) = self.records("derivation", Store::read_derivation)?;
         self.checked.derivations += seen;
         for (dir, id, record) in records {
-            let entries: BTreeMap<String, Id> =
-                record.entries.iter().map(|e| (e.path.to_string(), e.blob)).collect();
+            let entries: BTreeMap<StorePath, Id> =
+                record.entries.into_iter().map(|e| (e.path, e.blob)).collect();
             for (p, blob) in &entries {
                 if !self.blobs.contains(blob) && self.store.purged(blob).is_none() {
                     self.problem(
                         format!("derivation {id}"),
-                        format!("entry {p:?} names missing blob {blob}"),
+                        format!("entry {:?} names missing blob {blob}", p.as_str()),
                     );
                 }
             }
@@ -650,7 +650,8 @@ impl Verifier<'_> {
             if dir.join("tree").is_dir() {
                 let label = format!("derivations/{}/{}/tree", &id.hex()[..2], id.hex());
                 let what = format!("derivation {}", id.short());
-                let (_, differences) = self.compare_tree(&dir.join("tree"), &label, &what, &entries)?;
+                let expected = entries.iter().map(|(p, b)| (p.to_string(), *b)).collect();
+                let (_, differences) = self.compare_tree(&dir.join("tree"), &label, &what, &expected)?;
                 self.problems.extend(differences);
             }
             found.insert(id, entries);
@@ -660,7 +661,7 @@ impl Verifier<'_> {
 
     /// Each environment's record hashes to its id and mounts stored derivations, and a `tree/`
     /// (from older stores) holds their files (deeper mounts and recorded decisions winning).
-    fn environments(&mut self, derivations: &BTreeMap<Id, BTreeMap<String, Id>>) -> Result<()> {
+    fn environments(&mut self, derivations: &BTreeMap<Id, BTreeMap<StorePath, Id>>) -> Result<()> {
         let (seen, records) = self.records("environment", Store::read_environment)?;
         self.checked.environments += seen;
         for (dir, id, record) in records {
@@ -671,7 +672,8 @@ impl Verifier<'_> {
                 );
                 continue;
             }
-            let expected = match self.store.environment_files(&record) {
+            let files = Store::environment_files_from(&record, |drv| Ok(derivations[drv].clone()));
+            let expected = match files {
                 Ok(files) => files.into_iter().map(|(p, (_, b))| (p.to_string(), b)).collect(),
                 Err(e) => {
                     self.problem(format!("environment {id}"), e.to_string());
