@@ -313,7 +313,7 @@ fn refetch(ctx: &Context, writer: &Writer, entry: &LockedLocator) -> Result<()> 
 }
 
 /// The recorded moves whose mount `delivery` has, at the version moved to.
-pub(crate) fn current(project: &Project, delivery: &Delivery) -> Vec<Moved> {
+fn current(project: &Project, delivery: &Delivery) -> Vec<Moved> {
     let holds = |m: &Moved| {
         let version = format!(" {}", m.to.version);
         delivery.mounts.iter().any(|d| d.path == m.mount && d.versions.iter().any(|v| v.ends_with(&version)))
@@ -321,13 +321,35 @@ pub(crate) fn current(project: &Project, delivery: &Delivery) -> Vec<Moved> {
     recorded(project).into_iter().filter(holds).collect()
 }
 
-/// Places each current move's `CHANGES.md` in its mount, unless the library has a file of
-/// that name there.
+/// Places the `CHANGES.md` of each move the last update recorded that `delivery` holds (see
+/// [`place_moves`]).
 pub(crate) fn place(store: &Store, project: &Project, delivery: &mut Delivery) {
-    for m in current(project, delivery).into_iter().filter(|m| store.objects().has_blob(&m.changes)) {
-        delivery
-            .files
-            .entry(format!("{}/{CHANGES}", m.mount))
-            .or_insert_with(|| (m.mount.clone(), m.changes));
+    let moves = current(project, delivery);
+    place_moves(store, delivery, moves);
+}
+
+/// Places the `CHANGES.md` a profile binding delivered (a rollback or an activation): the
+/// moves it recorded, or, for a binding recorded before memorix kept them, those of the last
+/// update it holds.
+pub(crate) fn place_bound(
+    store: &Store,
+    project: &Project,
+    binding: &crate::profile::Binding,
+    delivery: &mut Delivery,
+) {
+    let moves = binding.moved.clone().unwrap_or_else(|| current(project, delivery));
+    place_moves(store, delivery, moves);
+}
+
+/// Places each move's `CHANGES.md` in its mount, unless the library has a file of that name
+/// there; `delivery.moved` lists the moves placed.
+fn place_moves(store: &Store, delivery: &mut Delivery, moves: Vec<Moved>) {
+    for m in moves.into_iter().filter(|m| store.objects().has_blob(&m.changes)) {
+        let path = format!("{}/{CHANGES}", m.mount);
+        if delivery.files.contains_key(&path) {
+            continue;
+        }
+        delivery.files.insert(path, (m.mount.clone(), m.changes));
+        delivery.moved.push(m);
     }
 }

@@ -176,3 +176,37 @@ fn changes_fetches_a_version_the_store_lacks() {
     let out = run(&env, &reg, &["changes", "click", "0.0.1", "8.1.7"]).expect(2);
     assert!(out.stderr.contains("memorix::fetch::"), "{}", out.stderr);
 }
+
+/// `CHANGES.md` is delivered by the profile binding its update made: `gc` keeps it while a
+/// binding delivers it (a later update replacing the record of the last one), and a rollback
+/// to that binding places it again, with the agents' index naming it.
+#[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
+fn gc_keeps_and_rollback_restores_the_changes_a_binding_delivers() {
+    let env = TestEnv::new();
+    let up = moved(&env, "httpx", "0.23.3", "0.28.1");
+    let reg = project(&env, "httpx", "0.28.1");
+    repin(&env, "httpx", "0.26.0");
+    run(&env, &reg, &["update"]).ok();
+    let changes = env.project.join(".memory/libs/httpx/CHANGES.md");
+    let down = fs::read_to_string(&changes).unwrap();
+    assert!(down.starts_with("# Changes: httpx 0.28.1 → 0.26.0\n"), "{down}");
+    env.run(&["gc"]).ok();
+    // Generation 2, the update to 0.28.1.
+    env.run(&["rollback"]).ok();
+    assert_eq!(fs::read_to_string(&changes).unwrap(), up);
+    let agents = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
+    assert!(agents.contains("- httpx 0.23.3 → 0.28.1: `.memory/libs/httpx/CHANGES.md`\n"), "{agents}");
+    // Generation 1 moved nothing.
+    env.run(&["rollback"]).ok();
+    assert!(!changes.exists());
+    let agents = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
+    assert!(!agents.contains("Versions moved"), "{agents}");
+    env.run(&["rollback", "--to", "3"]).ok();
+    assert_eq!(fs::read_to_string(&changes).unwrap(), down);
+    // The last update's CHANGES.md outlives gc too: a fresh `.memory/` gets it back.
+    env.run(&["gc"]).ok();
+    fs::remove_dir_all(env.project.join(".memory")).unwrap();
+    run(&env, &reg, &["build"]).ok();
+    assert_eq!(fs::read_to_string(&changes).unwrap(), down);
+}
