@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use super::changelog::Entry;
+use crate::model::markdown::{self, code};
 use super::{Difference, Item, Outline};
 
 /// The most bytes of items `API.md` lists; a notice says how many more there are.
@@ -138,19 +139,10 @@ fn section(s: &mut String, title: &str, lines: Vec<String>) {
     }
 }
 
-/// Text as inline Markdown on one line: control characters spaces, markup and `<`, `>` escaped.
+/// Text as inline Markdown on one line: control characters spaces, markup and `<`, `>` escaped
+/// (a leading `-` or `#` needs no escape where it is written: never at a line's start).
 fn inline(text: &str) -> String {
-    let line: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    crate::model::markdown::escape_markup(&line)
-}
-
-/// Text as a code span on one line, fenced by more backticks than it holds in a row.
-fn code(text: &str) -> String {
-    let text: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') { " " } else { "" };
-    format!("{fence}{pad}{text}{pad}{fence}")
+    markdown::escape_markup(&markdown::one_line(text))
 }
 
 #[cfg(test)]

@@ -250,8 +250,8 @@ fn declarations(node: Node, src: &[u8]) -> Vec<(String, Decl)> {
             named("function", Vec::new())
         }
         "class_declaration" | "abstract_class_declaration" => named("class", members(node, src)),
-        "interface_declaration" => named("interface", Vec::new()),
-        "type_alias_declaration" => named("type", Vec::new()),
+        "interface_declaration" => named("interface", members(node, src)),
+        "type_alias_declaration" => named("type", members(node, src)),
         "enum_declaration" => named("enum", Vec::new()),
         "internal_module" | "module" => named("namespace", Vec::new()),
         "ambient_declaration" => {
@@ -287,18 +287,30 @@ fn declarations(node: Node, src: &[u8]) -> Vec<(String, Decl)> {
     }
 }
 
-/// A class's public methods and fields (not `private`, `protected` or `#name`).
-fn members(class: Node, src: &[u8]) -> Vec<(String, &'static str, String, String)> {
-    let Some(body) = class.child_by_field_name("body") else { return Vec::new() };
+/// The body of a class or interface, or the object type a type alias names, whose members
+/// are listed with it.
+fn body(node: Node) -> Option<Node> {
+    node.child_by_field_name("body").or_else(|| node.child_by_field_name("value").filter(|v| v.kind() == "object_type"))
+}
+
+/// The public members of a class (methods and fields, not `private`, `protected` or
+/// `#name`), an interface or an object type alias (properties, methods, call and construct
+/// signatures, the last two named `()` and `new`).
+fn members(node: Node, src: &[u8]) -> Vec<(String, &'static str, String, String)> {
+    let Some(body) = body(node) else { return Vec::new() };
     let mut cursor = body.walk();
     let mut out = Vec::new();
     for m in body.named_children(&mut cursor) {
-        let kind = match m.kind() {
-            "method_definition" | "method_signature" | "abstract_method_signature" => "method",
-            "public_field_definition" => "property",
+        let (kind, unnamed) = match m.kind() {
+            "method_definition" | "method_signature" | "abstract_method_signature" => ("method", None),
+            "public_field_definition" | "property_signature" => ("property", None),
+            "call_signature" => ("call", Some("()")),
+            "construct_signature" => ("constructor", Some("new")),
             _ => continue,
         };
-        let Some(name) = m.child_by_field_name("name").map(|n| text(n, src)) else { continue };
+        let Some(name) = unnamed.or_else(|| m.child_by_field_name("name").map(|n| text(n, src))) else {
+            continue;
+        };
         let mut c = m.walk();
         let hidden =
             m.children(&mut c).any(|x| x.kind() == "accessibility_modifier" && text(x, src) != "public");
@@ -310,11 +322,16 @@ fn members(class: Node, src: &[u8]) -> Vec<(String, &'static str, String, String
     out
 }
 
-/// A declaration's text up to its body (or whole, without a trailing `;`), on one line.
+/// A declaration's text up to its body (an object type alias up to its `{`, its members being
+/// listed on their own), or whole without a trailing `;`, on one line.
 fn head(node: Node, src: &[u8]) -> String {
-    let end = node.child_by_field_name("body").map_or(node.end_byte(), |b| b.start_byte());
+    let end = body(node).map_or(node.end_byte(), |b| b.start_byte());
     let text = std::str::from_utf8(&src[node.start_byte()..end]).unwrap_or_default();
-    signature_line(text).trim_end_matches(';').trim_end().to_string()
+    let text = signature_line(text).trim_end_matches(';').trim_end().to_string();
+    match node.kind() {
+        "type_alias_declaration" if end != node.end_byte() => format!("{text} {{ … }}"),
+        _ => text,
+    }
 }
 
 /// The first line of the `/** … */` comment right before `node`.
