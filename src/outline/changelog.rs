@@ -157,14 +157,16 @@ fn rst(text: &str) -> Vec<Heading> {
         let (start, title) = offsets[i - 1];
         let (under, line) = offsets[i];
         let Some(c) = rule(line) else { continue };
+        let over = i >= 2 && rule(offsets[i - 2].1) == Some(c);
+        // A title is as long as it shows (`—` is one character); only an overlined one may be
+        // inset.
         if title.trim().is_empty()
-            || title.starts_with(' ')
+            || (title.starts_with(' ') && !over)
             || rule(title).is_some()
-            || line.len() < title.trim().len()
+            || line.chars().count() < title.trim().chars().count()
         {
             continue;
         }
-        let over = i >= 2 && rule(offsets[i - 2].1) == Some(c);
         let style = (c, over);
         let level = match styles.iter().position(|s| *s == style) {
             Some(p) => p + 1,
@@ -200,6 +202,13 @@ mod tests {
         assert_eq!(versions(&rst), ["2.0.0", "1.0"]);
         assert_eq!(rst[0].heading, "Version 2.0.0");
         assert_eq!(rst[0].body, "-   Breaking.");
+        // coverage's titles hold an em dash; build's are inset between over- and underlines.
+        let coverage = "Version 7.10.6 — 2025-08-29\n---------------------------\n\n- Fix.\n\nVersion 7.10.5 — 2025-08-23\n---------------------------\n\n- Older.\n";
+        assert_eq!(versions(&entries("CHANGES.rst", coverage)), ["7.10.6", "7.10.5"]);
+        let build = "####################\n 1.5.0 (2026-04-30)\n####################\n\n**********\n Features\n**********\n\n- New.\n\n####################\n 1.4.4 (2026-04-22)\n####################\n\n- Fix.\n";
+        let cut = entries("CHANGELOG.rst", build);
+        assert_eq!(versions(&cut), ["1.5.0", "1.4.4"]);
+        assert_eq!(cut[0].body, "**********\n Features\n**********\n\n- New.");
     }
 
     #[test]

@@ -75,10 +75,10 @@ pub fn render_changes(
         inline(to),
     );
     changelog_section(&mut s, changelog, downgrade);
-    s.push_str("\n## API difference\n\n");
+    s.push_str("\n## API difference\n");
     match diff {
-        None => s.push_str("No outline: memorix reads Rust crates, Python packages and npm packages.\n"),
-        Some(d) if d.is_empty() => s.push_str("The public items and their signatures are the same.\n"),
+        None => s.push_str("\nNo outline: memorix reads Rust crates, Python packages and npm packages.\n"),
+        Some(d) if d.is_empty() => s.push_str("\nThe public items and their signatures are the same.\n"),
         Some(d) => {
             section(&mut s, "Removed", d.removed.iter().map(line).collect());
             section(
