@@ -101,11 +101,15 @@ fn scheme_of(scheme: Scheme, a: &str, b: &str) -> Scheme {
     crate::model::version::scheme_in(scheme, [a, b])
 }
 
-/// The first word of a heading that is a version with a dot in it (`0.28.1`, `v1.0.0`,
-/// `[8.0.0]`), so a year is not taken for one.
+/// The version a heading names: among its first three words (`0.28.1 (6th December, 2024)`,
+/// `Version 8.0.0`, `Mypy 1.20`, `[1.0.0]`, `Changes in 2.1`), the first with a dot in it, so
+/// a year is not taken for one, nor a version a section's title mentions further on (`Drop
+/// Support for Python 3.9`).
 fn version_in(heading: &str) -> Option<String> {
     heading
         .split(|c: char| c.is_whitespace() || "[](),:;`*_".contains(c))
+        .filter(|w| !w.is_empty())
+        .take(3)
         .map(|w| w.strip_prefix(['v', 'V']).unwrap_or(w).trim_end_matches('.'))
         .find(|w| w.contains('.') && scheme_for([*w]) != Scheme::IngestOrder)
         .map(str::to_string)
@@ -209,6 +213,15 @@ mod tests {
         let cut = entries("CHANGELOG.rst", build);
         assert_eq!(versions(&cut), ["1.5.0", "1.4.4"]);
         assert_eq!(cut[0].body, "**********\n Features\n**********\n\n- New.");
+    }
+
+    /// mypy's minor releases are `##` headings; its `###` sections mention versions too.
+    #[test]
+    fn a_section_title_mentioning_a_version_is_no_entry() {
+        let mypy = "# Mypy Release Notes\n\n## Next Release\n\n## Mypy 1.20\n\n### Planned Changes to Defaults and Flags in Mypy 2.0\n\nA.\n\n### Drop Support for Python 3.9\n\nB.\n\n### Mypy 1.20.1\n\nC.\n\n## Mypy 1.19\n\n### Python 3.9 Support Ending Soon\n\nD.\n\n### Mypy 1.19.1\n\nE.\n\n## Mypy 1.18\n\nF.\n";
+        let cut = entries("CHANGELOG.md", mypy);
+        assert_eq!(versions(&cut), ["1.20", "1.19", "1.18"]);
+        assert_eq!(versions(&between(&cut, "1.20.2", "1.19.1")), ["1.20"]);
     }
 
     #[test]

@@ -257,3 +257,18 @@ fn a_crate_outline_lists_other_crates_reexports_with_their_path() {
     }
     assert!(!text.contains("Debug") && !text.contains("inner"), "{text}");
 }
+
+/// A Python sdist with a Rust extension (its `Cargo.toml` at the top, as cryptography 45 and
+/// pydantic-core ship) is outlined as the Python package it installs.
+#[test]
+fn a_python_sdist_with_a_rust_extension_is_outlined_as_python() {
+    let text = outline_of(&[
+        ("PKG-INFO", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0.0\n"),
+        ("Cargo.toml", "[package]\nname = \"demo-rust\"\nversion = \"1.0.0\"\n"),
+        ("src/lib.rs", "pub fn internal() {}\n"),
+        ("demo/__init__.py", "def load(path: str) -> bytes:\n    \"\"\"Loads it.\"\"\"\n"),
+    ]);
+    assert!(text.contains("read from the Python sources"), "{text}");
+    assert!(text.contains("- function `load`: `def load(path: str) -> bytes` — Loads it.\n"), "{text}");
+    assert!(!text.contains("internal"), "{text}");
+}
