@@ -109,11 +109,20 @@ pub fn items(files: &Files) -> Vec<Item> {
     out
 }
 
+/// Top-level directories that hold a project's other Python, never its package.
+const NOT_PACKAGES: &[&str] = &["tests", "test", "testing", "docs", "doc", "examples", "benchmarks", "scripts", "tools"];
+
 /// The package's module files by dotted name, each with whether it is an `__init__`: every
-/// `.py`/`.pyi` whose directories up from the top (or `src/`) each hold an `__init__`.
+/// `.py`/`.pyi` whose directories up from the top (or `src/`) each hold an `__init__`, but
+/// for a leading run of namespace directories (PEP 420: no `__init__` and no module of their
+/// own, as `google/` of google-genai or `opentelemetry/` of opentelemetry-api).
 fn sources<'a>(files: &Files<'a>) -> BTreeMap<String, (&'a [u8], bool)> {
-    let package = |dir: &str| {
-        ["__init__.py", "__init__.pyi"].iter().any(|i| files.contains_key(format!("{dir}/{i}").as_str()))
+    let has = |dir: &str, names: &[&str]| names.iter().any(|i| files.contains_key(format!("{dir}/{i}").as_str()));
+    let package = |dir: &str| has(dir, &["__init__.py", "__init__.pyi"]);
+    let modules_in = |dir: &str| {
+        files.keys().any(|p| {
+            p.strip_prefix(dir).and_then(|r| r.strip_prefix('/')).is_some_and(|r| !r.contains('/') && (r.ends_with(".py") || r.ends_with(".pyi")))
+        })
     };
     let mut out: BTreeMap<String, (&str, &[u8], bool)> = BTreeMap::new();
     for (path, bytes) in files {
@@ -124,7 +133,11 @@ fn sources<'a>(files: &Files<'a>) -> BTreeMap<String, (&'a [u8], bool)> {
             continue;
         }
         let top = path.len() - rel.len() - if path.ends_with(".pyi") { 4 } else { 3 };
-        let inside = (1..parts.len()).all(|n| package(&format!("{}{}", &path[..top], parts[..n].join("/"))));
+        let dir = |n: usize| format!("{}{}", &path[..top], parts[..n].join("/"));
+        let namespaces = (1..parts.len()).take_while(|n| !package(&dir(*n)) && !modules_in(&dir(*n))).count();
+        let inside = namespaces + 1 < parts.len()
+            && (namespaces + 1..parts.len()).all(|n| package(&dir(n)))
+            && !(namespaces > 0 && NOT_PACKAGES.contains(&parts[0]));
         if !inside {
             continue;
         }

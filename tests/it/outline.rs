@@ -272,3 +272,18 @@ fn a_python_sdist_with_a_rust_extension_is_outlined_as_python() {
     assert!(text.contains("- function `load`: `def load(path: str) -> bytes` — Loads it.\n"), "{text}");
     assert!(!text.contains("internal"), "{text}");
 }
+
+/// A namespace package (PEP 420: a directory without `__init__`, as google-genai's
+/// `google/`) holds packages that are outlined; a project's `tests/` is no namespace.
+#[test]
+fn a_python_outline_reads_packages_below_a_namespace_directory() {
+    let text = outline_of(&[
+        ("PKG-INFO", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0.0\n"),
+        ("google/genai/__init__.py", "from .client import Client\n\n__all__ = [\"Client\"]\n"),
+        ("google/genai/client.py", "class Client:\n    def models(self) -> list:\n        ...\n"),
+        ("tests/unit/__init__.py", ""),
+        ("tests/unit/test_client.py", "def test_it():\n    ...\n"),
+    ]);
+    assert!(text.contains("\n## `google.genai`\n\n- class `Client`: `class Client`\n- method `Client.models`: `def models(self) -> list`\n"), "{text}");
+    assert!(!text.contains("test_it") && !text.contains("tests."), "{text}");
+}
