@@ -168,7 +168,7 @@ fn outlines_are_the_same_in_two_stores() {
     let artifacts = |env: &TestEnv| -> Vec<(String, String)> {
         env.store_listing()
             .into_iter()
-            .filter(|(p, _)| p.ends_with("/artifacts/API.md") || p.ends_with("/artifacts/api.json"))
+            .filter(|(p, _)| p.ends_with("/artifacts/api-v2.md") || p.ends_with("/artifacts/api-v2.json"))
             .collect()
     };
     let (a, b) = (TestEnv::new(), TestEnv::new());
