@@ -14,10 +14,10 @@ use crate::deliver::Delivery;
 use crate::fetch::{Locked, Registry, Request};
 use crate::lock::LockedLocator;
 use crate::model::{Id, Kind, Locator, Selector, StorePath};
-use crate::pins::ResolvedPin;
-use crate::resolve::PinSource;
 use crate::outline::changelog::{self, Entry};
 use crate::outline::{self, Difference};
+use crate::pins::ResolvedPin;
+use crate::resolve::PinSource;
 use crate::store::{Store, Writer};
 use crate::view::api;
 
@@ -76,7 +76,8 @@ fn library_key(library: &str) -> String {
 /// The versions memorix.lock has of `library`, each with the artifact it was fetched from.
 fn locked_versions(lock: &crate::lock::Lockfile, library: &str) -> Vec<(String, Locked)> {
     let entries = lock.mounts.values().flat_map(|m| &m.locators);
-    let entries = entries.filter(|e| e.pin.as_ref().is_some_and(|p| library_key(&p.library) == library_key(library)));
+    let entries =
+        entries.filter(|e| e.pin.as_ref().is_some_and(|p| library_key(&p.library) == library_key(library)));
     entries
         .filter_map(|e| {
             let f = e.fetched.as_ref();
@@ -150,7 +151,8 @@ fn version_request(
         Some((m, (registry, loc, pin))) => super::fetch::request(m, registry, &loc, pin, None),
         None => {
             let index = store.records().versions(Kind::Docs).ok()?;
-            let mut records = index.entries(library).iter().rev().filter_map(|e| store.records().fetched(&e.tree));
+            let mut records =
+                index.entries(library).iter().rev().filter_map(|e| store.records().fetched(&e.tree));
             let registry = records.find_map(|f| Registry::parse(&f.registry))?;
             Request {
                 registry,

@@ -26,6 +26,10 @@ pub fn delivered(project: &Project) -> Vec<Moved> {
 /// Replaces the record.
 pub(crate) fn record(project: &Project, moves: &[Moved]) -> Result<()> {
     let json = serde_json::to_vec_pretty(moves).expect("moves serialize");
-    crate::store::fsutil::write_atomic(&project.state_dir, &project.state_dir.join(super::project::MOVED), &json)?;
+    crate::store::fsutil::write_atomic(
+        &project.state_dir,
+        &project.state_dir.join(super::project::MOVED),
+        &json,
+    )?;
     Ok(())
 }

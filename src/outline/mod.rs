@@ -78,10 +78,7 @@ pub fn outline(files: &Files) -> Option<Outline> {
         (Language::Rust, rust::items(files))
     } else if has("package.json") {
         (Language::TypeScript, script::items(files))
-    } else if has("pyproject.toml")
-        || has("setup.py")
-        || files.keys().any(|p| p.ends_with(".py"))
-    {
+    } else if has("pyproject.toml") || has("setup.py") || files.keys().any(|p| p.ends_with(".py")) {
         (Language::Python, python::items(files))
     } else {
         return None;

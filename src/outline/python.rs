@@ -110,18 +110,22 @@ pub fn items(files: &Files) -> Vec<Item> {
 }
 
 /// Top-level directories that hold a project's other Python, never its package.
-const NOT_PACKAGES: &[&str] = &["tests", "test", "testing", "docs", "doc", "examples", "benchmarks", "scripts", "tools"];
+const NOT_PACKAGES: &[&str] =
+    &["tests", "test", "testing", "docs", "doc", "examples", "benchmarks", "scripts", "tools"];
 
 /// The package's module files by dotted name, each with whether it is an `__init__`: every
 /// `.py`/`.pyi` whose directories up from the top (or `src/`) each hold an `__init__`, but
 /// for a leading run of namespace directories (PEP 420: no `__init__` and no module of their
 /// own, as `google/` of google-genai or `opentelemetry/` of opentelemetry-api).
 fn sources<'a>(files: &Files<'a>) -> BTreeMap<String, (&'a [u8], bool)> {
-    let has = |dir: &str, names: &[&str]| names.iter().any(|i| files.contains_key(format!("{dir}/{i}").as_str()));
+    let has =
+        |dir: &str, names: &[&str]| names.iter().any(|i| files.contains_key(format!("{dir}/{i}").as_str()));
     let package = |dir: &str| has(dir, &["__init__.py", "__init__.pyi"]);
     let modules_in = |dir: &str| {
         files.keys().any(|p| {
-            p.strip_prefix(dir).and_then(|r| r.strip_prefix('/')).is_some_and(|r| !r.contains('/') && (r.ends_with(".py") || r.ends_with(".pyi")))
+            p.strip_prefix(dir)
+                .and_then(|r| r.strip_prefix('/'))
+                .is_some_and(|r| !r.contains('/') && (r.ends_with(".py") || r.ends_with(".pyi")))
         })
     };
     let mut out: BTreeMap<String, (&str, &[u8], bool)> = BTreeMap::new();
@@ -217,7 +221,9 @@ fn statements(package: &str, block: Node, src: &[u8], out: &mut Module) {
                 let bound = out.defs.keys().chain(out.imports.keys()).filter(|n| !before.contains(*n));
                 out.typing_only.extend(bound.cloned().collect::<Vec<_>>());
                 let mut c = node.walk();
-                for alt in node.children_by_field_name("alternative", &mut c).filter(|a| a.kind() == "else_clause") {
+                for alt in
+                    node.children_by_field_name("alternative", &mut c).filter(|a| a.kind() == "else_clause")
+                {
                     if let Some(body) = alt.child_by_field_name("body") {
                         statements(package, body, src, out);
                     }

@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use super::changelog::Entry;
-use crate::model::markdown::{self, code};
 use super::{Difference, Item, Outline};
+use crate::model::markdown::{self, code};
 
 /// The most bytes of items `API.md` lists; a notice says how many more there are.
 pub const OUTLINE_CAP: usize = 48 * 1024;

@@ -290,7 +290,8 @@ fn declarations(node: Node, src: &[u8]) -> Vec<(String, Decl)> {
 /// The body of a class or interface, or the object type a type alias names, whose members
 /// are listed with it.
 fn body(node: Node) -> Option<Node> {
-    node.child_by_field_name("body").or_else(|| node.child_by_field_name("value").filter(|v| v.kind() == "object_type"))
+    node.child_by_field_name("body")
+        .or_else(|| node.child_by_field_name("value").filter(|v| v.kind() == "object_type"))
 }
 
 /// The public members of a class (methods and fields, not `private`, `protected` or

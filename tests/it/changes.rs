@@ -162,7 +162,11 @@ fn changes_fetches_a_version_the_store_lacks() {
     run(&env, &reg, &["build"]).ok();
     let out = run(&env, &reg, &["changes", "click", "7.1.2", "--offline"]).expect(2);
     assert!(out.stderr.contains("memorix::changes::offline"), "{}", out.stderr);
-    assert!(out.stderr.contains("click 7.1.2 is not in the Store, and fetching it from pypi is off (--offline)"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("click 7.1.2 is not in the Store, and fetching it from pypi is off (--offline)"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("without --offline"), "{}", out.stderr);
     let out = run(&env, &reg, &["changes", "click", "7.1.2"]).ok();
     assert!(out.stderr.contains("Fetched click 7.1.2 from pypi (click-7.1.2.tar.gz"), "{}", out.stderr);

@@ -157,7 +157,12 @@ fn an_npm_outline_reads_its_declarations() {
     let reg = project(&env, "strip-ansi", "6.0.1");
     run(&env, &reg, &["build"]).ok();
     let text = api(&env, "strip-ansi");
-    assert!(text.contains("\n## `strip-ansi`\n\n- function `default`: `function stripAnsi(string: string): string` — Strip "), "{text}");
+    assert!(
+        text.contains(
+            "\n## `strip-ansi`\n\n- function `default`: `function stripAnsi(string: string): string` — Strip "
+        ),
+        "{text}"
+    );
 }
 
 /// The outline is a derived artifact of the derivation: the same id, and the same bytes,
@@ -200,7 +205,10 @@ fn outline_of(files: &[(&str, &str)]) -> String {
 #[test]
 fn a_typescript_outline_lists_the_members_of_exported_interfaces_and_type_literals() {
     let dts = "/** Options of a request. */\nexport interface Options {\n  /** How long to wait, in ms. */\n  timeout?: number;\n  retry(count: number): boolean;\n  (url: string): Promise<void>;\n}\nexport type Hooks = {\n  /** Before each request. */\n  before: (req: Request) => void;\n};\nexport type Id = string | number;\ninterface Hidden {\n  secret: string;\n}\n";
-    let text = outline_of(&[("package.json", "{\"name\": \"demo\", \"types\": \"index.d.ts\"}"), ("index.d.ts", dts)]);
+    let text = outline_of(&[
+        ("package.json", "{\"name\": \"demo\", \"types\": \"index.d.ts\"}"),
+        ("index.d.ts", dts),
+    ]);
     for line in [
         "- interface `Options`: `interface Options` — Options of a request.\n",
         "- property `Options.timeout`: `timeout?: number` — How long to wait, in ms.\n",
@@ -223,11 +231,8 @@ fn a_python_outline_counts_type_checking_names_only_where_all_lists_them() {
     let init = "from typing import TYPE_CHECKING\n\n__all__ = [\"Client\"]\n\nif TYPE_CHECKING:\n    from ._client import Client\n    from ._client import Internal\n\ndef __getattr__(name):\n    ...\n";
     let client = "class Client:\n    \"\"\"The client.\"\"\"\n\n    def get(self, url: str) -> bytes:\n        ...\n\nclass Internal:\n    pass\n";
     let types = "import typing\n\nif typing.TYPE_CHECKING:\n    from ._client import Client\n\n    class OnlyForTypes:\n        pass\nelse:\n    class Runtime:\n        pass\n\ndef public_fn(x: int) -> int:\n    ...\n";
-    let text = outline_of(&[
-        ("demo/__init__.py", init),
-        ("demo/_client.py", client),
-        ("demo/types.py", types),
-    ]);
+    let text =
+        outline_of(&[("demo/__init__.py", init), ("demo/_client.py", client), ("demo/types.py", types)]);
     for line in [
         "\n## `demo`\n\n- class `Client`: `class Client` — The client.\n- method `Client.get`: `def get(self, url: str) -> bytes`\n",
         "\n## `demo.types`\n\n- class `Runtime`: `class Runtime`\n- function `public_fn`: `def public_fn(x: int) -> int`\n",
