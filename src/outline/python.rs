@@ -133,7 +133,13 @@ fn sources<'a>(files: &Files<'a>) -> BTreeMap<String, (&'a [u8], bool)> {
         let Some(stem) = path.strip_suffix(".pyi").or_else(|| path.strip_suffix(".py")) else { continue };
         let rel = stem.strip_prefix("src/").unwrap_or(stem);
         let parts: Vec<&str> = rel.split('/').collect();
-        if parts.len() < 2 || parts.iter().any(|p| p.is_empty() || p.contains('.') || p.contains('-')) {
+        // A stub-only package (PEP 561: `requests-stubs/`, as types-requests ships) types the
+        // package it names.
+        let stubs = parts.len() > 1 && parts[0].strip_suffix("-stubs").is_some_and(|p| !p.contains('-'));
+        let odd = |(i, p): (usize, &&str)| {
+            p.is_empty() || p.contains('.') || (p.contains('-') && !(i == 0 && stubs))
+        };
+        if parts.len() < 2 || parts.iter().enumerate().any(odd) {
             continue;
         }
         let top = path.len() - rel.len() - if path.ends_with(".pyi") { 4 } else { 3 };
@@ -146,6 +152,9 @@ fn sources<'a>(files: &Files<'a>) -> BTreeMap<String, (&'a [u8], bool)> {
             continue;
         }
         let mut dotted = parts.clone();
+        if stubs {
+            dotted[0] = parts[0].trim_end_matches("-stubs");
+        }
         let init = dotted.last() == Some(&"__init__");
         if init {
             dotted.pop();

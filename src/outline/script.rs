@@ -191,24 +191,32 @@ fn exported(node: Node, src: &[u8], locals: &BTreeMap<String, Decl>) -> Vec<(Str
             let Some(assign) = node.named_child(0).filter(|n| n.kind() == "assignment_expression") else {
                 return Vec::new();
             };
-            let (Some(left), Some(right)) =
-                (assign.child_by_field_name("left"), assign.child_by_field_name("right"))
-            else {
+            // `exports = module.exports = f`: every target of the chain takes the innermost value.
+            let mut targets = Vec::new();
+            let mut value = Some(assign);
+            while let Some(a) = value.filter(|v| v.kind() == "assignment_expression") {
+                targets.extend(a.child_by_field_name("left").map(|l| text(l, src)));
+                value = a.child_by_field_name("right");
+            }
+            let (Some(name), Some(value)) = (targets.into_iter().find_map(export_name), value) else {
                 return Vec::new();
             };
-            let target = text(left, src);
-            let name = match target {
-                "module.exports" => "default".to_string(),
-                t => match t.strip_prefix("module.exports.").or_else(|| t.strip_prefix("exports.")) {
-                    Some(n) if n.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') => {
-                        n.to_string()
-                    }
-                    _ => return Vec::new(),
-                },
-            };
-            value_decl(right, src, doc, &local).map(|d| (name, d)).into_iter().collect()
+            value_decl(value, src, doc, &local).map(|d| (name, d)).into_iter().collect()
         }
         _ => Vec::new(),
+    }
+}
+
+/// The name a CommonJS assignment target exports: `module.exports` the default, `exports.x`
+/// and `module.exports.x` the name `x`.
+fn export_name(target: &str) -> Option<String> {
+    match target {
+        "module.exports" => Some("default".to_string()),
+        t => t
+            .strip_prefix("module.exports.")
+            .or_else(|| t.strip_prefix("exports."))
+            .filter(|n| n.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$'))
+            .map(str::to_string),
     }
 }
 

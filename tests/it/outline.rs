@@ -292,3 +292,23 @@ fn a_python_outline_reads_packages_below_a_namespace_directory() {
     assert!(text.contains("\n## `google.genai`\n\n- class `Client`: `class Client`\n- method `Client.models`: `def models(self) -> list`\n"), "{text}");
     assert!(!text.contains("test_it") && !text.contains("tests."), "{text}");
 }
+
+/// A stub-only package (`requests-stubs/`) outlines the package it types; a CommonJS
+/// `exports = module.exports = f` (body-parser's) exports `f` as the default.
+#[test]
+fn stub_packages_and_chained_commonjs_exports_are_outlined() {
+    let text = outline_of(&[
+        ("PKG-INFO", "Metadata-Version: 2.1\nName: types-demo\nVersion: 1.0.0\n"),
+        ("demo-stubs/__init__.pyi", "from .api import get as get\n"),
+        ("demo-stubs/api.pyi", "def get(url: str) -> Response: ...\n"),
+    ]);
+    assert!(text.contains("\n## `demo`\n\n- function `get`: `def get(url: str) -> Response`\n"), "{text}");
+    let js = "/**\n * Create a middleware.\n */\nexports = module.exports = bodyParser;\n\nfunction bodyParser(options) {\n  return null;\n}\n";
+    let text = outline_of(&[("package.json", "{\"name\": \"demo\"}"), ("index.js", js)]);
+    assert!(
+        text.contains(
+            "\n## `demo`\n\n- function `default`: `function bodyParser(options)` — Create a middleware.\n"
+        ),
+        "{text}"
+    );
+}
