@@ -78,6 +78,13 @@ pub fn note(ctx: &super::Context, s: &str) -> Result<()> {
     if ctx.quiet { Ok(()) } else { text(s) }
 }
 
+/// A note beside a command's output, on stderr (stdout being the output); `-q` silences it.
+pub fn aside(ctx: &super::Context, s: &str) {
+    if !ctx.quiet && !s.is_empty() {
+        let _ = write!(io::stderr().lock(), "{s}");
+    }
+}
+
 /// A warning on stderr (a closed stderr is ignored).
 pub fn warn(message: impl fmt::Display) {
     let _ = writeln!(io::stderr().lock(), "warning: {message}");

@@ -109,6 +109,9 @@ pub struct Delivery {
     /// Sorted by path.
     pub mounts: Vec<MountInfo>,
     pub files: Files,
+    /// The libraries whose version moved into it, each with the `CHANGES.md` placed in its
+    /// mount (book: design/outlines.md#changes).
+    pub moved: Vec<crate::model::moved::Moved>,
 }
 
 impl Delivery {
@@ -129,7 +132,7 @@ impl Delivery {
             .map(|((path, id), d)| mount_info(store, m, path.as_str(), id, &d.provenance))
             .collect();
         add_outlines(store, &mut files, plan.mounts.iter().map(|(p, id)| (p.as_str(), id)));
-        Delivery { environment, generation, mounts, files }
+        Delivery { environment, generation, mounts, files, moved: Vec::new() }
     }
 
     /// Any stored environment (a rollback, an activation by id, a checkout).
@@ -162,7 +165,7 @@ impl Delivery {
                 },
             });
         }
-        Ok(Delivery { environment, generation, mounts, files })
+        Ok(Delivery { environment, generation, mounts, files, moved: Vec::new() })
     }
 
     /// Records, per mount path, the pin files that pinned its libraries (from memorix.lock),

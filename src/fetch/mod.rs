@@ -53,6 +53,11 @@ impl Registry {
         }
     }
 
+    /// The registry `memorix.lock` (or the Store's fetch record) names.
+    pub fn parse(name: &str) -> Option<Registry> {
+        [Registry::CratesIo, Registry::Pypi, Registry::Npm].into_iter().find(|r| r.as_str() == name)
+    }
+
     /// The name `memorix.lock` records.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -10,6 +10,7 @@ pub mod id;
 pub mod kind;
 pub mod locator;
 pub mod markdown;
+pub mod moved;
 pub mod package;
 pub mod path;
 pub mod remote_url;

@@ -126,13 +126,14 @@ pub(super) fn harness_outputs(
     match spec {
         Some(spec) => {
             let mut index = harness::index(delivery, project.manifest.memory.as_str());
-            index.moved = super::changes::current(project, delivery)
-                .into_iter()
+            index.moved = delivery
+                .moved
+                .iter()
                 .map(|m| harness::Moved {
-                    mount: m.mount,
-                    library: m.library,
-                    from: m.from.version,
-                    to: m.to.version,
+                    mount: m.mount.clone(),
+                    library: m.library.clone(),
+                    from: m.from.version.clone(),
+                    to: m.to.version.clone(),
                 })
                 .collect();
             let user = |rel: &str| harness::sync::user_len(&project.confined, rel);
@@ -494,7 +495,7 @@ fn activate(
         delivery.generation = b.generation;
         let plan = harness_plan(project, &delivery, spec.as_ref())?;
         let synced = Synced { restored, ..apply_harness(project, plan, spec.as_ref(), env_id)? };
-        record_agents(profile, b.generation, agents);
+        record_agents(profile, b.generation, agents, &delivery);
         profile.save(&project.state_dir)?;
         return Ok((None, synced, recorded));
     }
@@ -503,7 +504,7 @@ fn activate(
         Some(b) if b.environment == env_id => b.generation,
         _ => profile.bind(env_id, "build", now_rfc3339()),
     };
-    record_agents(profile, generation, agents);
+    record_agents(profile, generation, agents, &delivery);
     delivery.generation = generation;
     let (placed, synced, record) = activate_with_reuse(
         ctx,
@@ -524,10 +525,12 @@ fn activate(
     Ok((Some(activated), synced, Some(record)))
 }
 
-/// The profile binding `generation` remembers what generated its harness files.
-fn record_agents(profile: &mut Profile, generation: u64, spec: Option<AgentsSpec>) {
+/// The profile binding `generation` remembers what generated its harness files, and the
+/// `CHANGES.md` files it delivers (for a rollback to place again, and `gc` to keep).
+fn record_agents(profile: &mut Profile, generation: u64, spec: Option<AgentsSpec>, delivery: &Delivery) {
     if let Some(b) = profile.bindings.iter_mut().find(|b| b.generation == generation) {
         b.agents = spec;
+        b.moved = Some(delivery.moved.clone());
     }
 }
 

@@ -145,9 +145,18 @@ pub enum Error {
     #[error("the Store has no version {version} of {library}")]
     #[diagnostic(
         code(memorix::changes::no_version),
-        help("versions held: {}; fetch it by pinning it and running `memorix build`, or ingest it with `memorix ingest docs/{library}/ DIR --version {version}`", if held.is_empty() { "none" } else { held })
+        help("versions held: {}; the project pins no such library and the Store has no version of it from a registry, so memorix cannot tell where to fetch it: pin it and run `memorix build`, or ingest it with `memorix ingest docs/{library}/ DIR --version {version}`", if held.is_empty() { "none" } else { held })
     )]
     ChangesNoVersion { library: String, version: String, held: String },
+
+    #[error("{library} {version} is not in the Store, and fetching it from {registry} is off ({why})")]
+    #[diagnostic(
+        code(memorix::changes::offline),
+        help(
+            "run `memorix changes` without --offline to fetch it from {registry}, or ingest it by hand: `memorix ingest docs/{library}/ DIR --version {version}`"
+        )
+    )]
+    ChangesOffline { library: String, version: String, registry: &'static str, why: &'static str },
 
     #[error("memorix.toml has no mount `{name}`")]
     #[diagnostic(code(memorix::ops::unknown_mount), help("{}", mount_choices(suggestion, known)))]

@@ -105,7 +105,7 @@ fn derived(
     let Some((mount, drv)) = env.mounts.iter().find(|(p, _)| p.as_str() == parent) else {
         return Ok(None);
     };
-    let moved = super::moved::recorded(project).into_iter().find(|x| x.mount == mount.as_str());
+    let moved = super::moved::delivered(project).into_iter().find(|x| x.mount == mount.as_str());
     let (blob, origin, compares) = match (name, moved) {
         (super::moved::CHANGES, Some(mv)) => {
             let origin =

@@ -111,11 +111,22 @@ pub(crate) fn fetch_requests(
     writer: &Writer,
     requests: Vec<Request>,
 ) -> Result<Fetching> {
+    fetch_unless_off(ctx, m.pins.fetch, writer, requests)
+}
+
+/// Fetches `requests` unless fetching is off (`--offline`, or `allowed` false: the project's
+/// `[pins] fetch = false`), each with its own outcome.
+pub(crate) fn fetch_unless_off(
+    ctx: &Context,
+    allowed: bool,
+    writer: &Writer,
+    requests: Vec<Request>,
+) -> Result<Fetching> {
     if requests.is_empty() {
         return Ok(Fetching::default());
     }
     let offline = ctx.net.offline;
-    if offline || !m.pins.fetch {
+    if offline || !allowed {
         return Ok(Fetching { fetched: Vec::new(), failures: refused(&requests, offline) });
     }
     let mut out = Fetching::default();
@@ -269,7 +280,7 @@ pub(crate) fn filter(m: &Manifest, library: &str) -> Filter {
 
 /// One request: where the docs go (`docs/<lib>/`, or the locator's own place when it names
 /// the library), the pin's hashes, what the lock recorded, and `[fetch.LIB]`.
-fn request(
+pub(crate) fn request(
     m: &Manifest,
     registry: Registry,
     loc: &Locator,

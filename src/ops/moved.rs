@@ -1,48 +1,35 @@
 //! The versions the last update moved, `.memorix/moved.json`
 //! (book: design/outlines.md#changes): per library, the two versions with the artifacts they
 //! came from and the blob of the `CHANGES.md` that compares them. Read by delivery, the
-//! agents' index and `explain`.
-
-use serde::{Deserialize, Serialize};
+//! agents' index and `explain`; each profile binding keeps the moves it delivered.
 
 use super::error::Result;
 use super::project::Project;
-use crate::model::Id;
+pub use crate::model::moved::{Moved, Side};
 
-const RECORD: &str = "moved.json";
 /// The file `CHANGES.md` is placed as in a moved library's mount.
 pub const CHANGES: &str = "CHANGES.md";
 
-/// One version of a library: its tree and the artifact it was fetched from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Side {
-    pub version: String,
-    pub tree: Id,
-    /// `pypi httpx-0.23.3.tar.gz sha256:…`, when it was fetched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub artifact: Option<String>,
-}
-
-/// A library whose version the last update moved.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Moved {
-    pub mount: String,
-    pub library: String,
-    pub from: Side,
-    pub to: Side,
-    /// `CHANGES.md`'s blob.
-    pub changes: Id,
-}
-
 /// The moves the last update recorded (none when there is no record, or it does not read).
 pub fn recorded(project: &Project) -> Vec<Moved> {
-    let text = std::fs::read(project.state_dir.join(RECORD)).ok();
-    text.and_then(|t| serde_json::from_slice(&t).ok()).unwrap_or_default()
+    project.moved()
+}
+
+/// The moves whose `CHANGES.md` the current profile binding delivers (the last update's, for
+/// a binding recorded before memorix kept them).
+pub fn delivered(project: &Project) -> Vec<Moved> {
+    let profile = crate::profile::Profile::load(&project.state_dir).ok();
+    let bound = profile.and_then(|p| p.current().and_then(|b| b.moved.clone()));
+    bound.unwrap_or_else(|| recorded(project))
 }
 
 /// Replaces the record.
 pub(crate) fn record(project: &Project, moves: &[Moved]) -> Result<()> {
     let json = serde_json::to_vec_pretty(moves).expect("moves serialize");
-    crate::store::fsutil::write_atomic(&project.state_dir, &project.state_dir.join(RECORD), &json)?;
+    crate::store::fsutil::write_atomic(
+        &project.state_dir,
+        &project.state_dir.join(super::project::MOVED),
+        &json,
+    )?;
     Ok(())
 }

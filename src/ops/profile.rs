@@ -76,6 +76,7 @@ pub fn move_to(ctx: &mut Context, target: Target) -> Result<Moved> {
     let mut delivery =
         Delivery::from_store(store, binding.environment, Some(&project.manifest), binding.generation)?;
     delivery.pinned_by(&project.pin_files()?);
+    super::changes::place_bound(store, project, &binding, &mut delivery);
     let shown = deliver::shown_environment(&project.manifest.memory_dir());
     // The harness files of the binding's time; a binding older than `[agents]` takes today's.
     let spec = match binding.agents.clone() {

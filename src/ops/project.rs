@@ -16,6 +16,9 @@ use crate::progress::Progress;
 use crate::store::fsutil;
 use crate::store::roots::ProjectRoots;
 
+/// The record of the versions the last update moved, in the state directory.
+pub(crate) const MOVED: &str = "moved.json";
+
 pub struct Project {
     pub manifest: Manifest,
     /// memorix.toml as it was read into `manifest` (a build's fingerprint hashes it).
@@ -182,6 +185,10 @@ impl Project {
         roots.environments.insert(lock.environment.id);
         let profile = crate::profile::Profile::load(&self.state_dir)?;
         roots.environments.extend(profile.bindings.iter().map(|b| b.environment));
+        // The CHANGES.md each binding delivers, and those of the last update, which the
+        // binding this build makes delivers (book: design/outlines.md#changes).
+        let delivered = profile.bindings.iter().flat_map(|b| b.moved.iter().flatten());
+        roots.blobs.extend(delivered.chain(&self.moved()).map(|m| m.changes));
         for mount in lock.mounts.values() {
             roots.derivations.insert(mount.derivation);
             for l in &mount.locators {
@@ -195,6 +202,13 @@ impl Project {
             }
         }
         Ok(roots)
+    }
+
+    /// The versions the last update moved, `.memorix/moved.json` (none when there is no
+    /// record, or it does not read).
+    pub fn moved(&self) -> Vec<crate::model::moved::Moved> {
+        let text = std::fs::read(self.state_dir.join(MOVED)).ok();
+        text.and_then(|t| serde_json::from_slice(&t).ok()).unwrap_or_default()
     }
 
     /// Writes the lock only when its text changed; true when written.

@@ -101,11 +101,15 @@ fn scheme_of(scheme: Scheme, a: &str, b: &str) -> Scheme {
     crate::model::version::scheme_in(scheme, [a, b])
 }
 
-/// The first word of a heading that is a version with a dot in it (`0.28.1`, `v1.0.0`,
-/// `[8.0.0]`), so a year is not taken for one.
+/// The version a heading names: among its first three words (`0.28.1 (6th December, 2024)`,
+/// `Version 8.0.0`, `Mypy 1.20`, `[1.0.0]`, `Changes in 2.1`), the first with a dot in it, so
+/// a year is not taken for one, nor a version a section's title mentions further on (`Drop
+/// Support for Python 3.9`).
 fn version_in(heading: &str) -> Option<String> {
     heading
         .split(|c: char| c.is_whitespace() || "[](),:;`*_".contains(c))
+        .filter(|w| !w.is_empty())
+        .take(3)
         .map(|w| w.strip_prefix(['v', 'V']).unwrap_or(w).trim_end_matches('.'))
         .find(|w| w.contains('.') && scheme_for([*w]) != Scheme::IngestOrder)
         .map(str::to_string)
@@ -157,14 +161,16 @@ fn rst(text: &str) -> Vec<Heading> {
         let (start, title) = offsets[i - 1];
         let (under, line) = offsets[i];
         let Some(c) = rule(line) else { continue };
+        let over = i >= 2 && rule(offsets[i - 2].1) == Some(c);
+        // A title is as long as it shows (`—` is one character); only an overlined one may be
+        // inset.
         if title.trim().is_empty()
-            || title.starts_with(' ')
+            || (title.starts_with(' ') && !over)
             || rule(title).is_some()
-            || line.len() < title.trim().len()
+            || line.chars().count() < title.trim().chars().count()
         {
             continue;
         }
-        let over = i >= 2 && rule(offsets[i - 2].1) == Some(c);
         let style = (c, over);
         let level = match styles.iter().position(|s| *s == style) {
             Some(p) => p + 1,
@@ -200,6 +206,22 @@ mod tests {
         assert_eq!(versions(&rst), ["2.0.0", "1.0"]);
         assert_eq!(rst[0].heading, "Version 2.0.0");
         assert_eq!(rst[0].body, "-   Breaking.");
+        // coverage's titles hold an em dash; build's are inset between over- and underlines.
+        let coverage = "Version 7.10.6 — 2025-08-29\n---------------------------\n\n- Fix.\n\nVersion 7.10.5 — 2025-08-23\n---------------------------\n\n- Older.\n";
+        assert_eq!(versions(&entries("CHANGES.rst", coverage)), ["7.10.6", "7.10.5"]);
+        let build = "####################\n 1.5.0 (2026-04-30)\n####################\n\n**********\n Features\n**********\n\n- New.\n\n####################\n 1.4.4 (2026-04-22)\n####################\n\n- Fix.\n";
+        let cut = entries("CHANGELOG.rst", build);
+        assert_eq!(versions(&cut), ["1.5.0", "1.4.4"]);
+        assert_eq!(cut[0].body, "**********\n Features\n**********\n\n- New.");
+    }
+
+    /// mypy's minor releases are `##` headings; its `###` sections mention versions too.
+    #[test]
+    fn a_section_title_mentioning_a_version_is_no_entry() {
+        let mypy = "# Mypy Release Notes\n\n## Next Release\n\n## Mypy 1.20\n\n### Planned Changes to Defaults and Flags in Mypy 2.0\n\nA.\n\n### Drop Support for Python 3.9\n\nB.\n\n### Mypy 1.20.1\n\nC.\n\n## Mypy 1.19\n\n### Python 3.9 Support Ending Soon\n\nD.\n\n### Mypy 1.19.1\n\nE.\n\n## Mypy 1.18\n\nF.\n";
+        let cut = entries("CHANGELOG.md", mypy);
+        assert_eq!(versions(&cut), ["1.20", "1.19", "1.18"]);
+        assert_eq!(versions(&between(&cut, "1.20.2", "1.19.1")), ["1.20"]);
     }
 
     #[test]

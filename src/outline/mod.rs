@@ -66,20 +66,19 @@ pub struct Outline {
     pub items: Vec<Item>,
 }
 
-/// The outline of `files`, by the language its manifest says (`Cargo.toml`, `package.json`,
-/// `PKG-INFO`/`pyproject.toml`/`setup.py`, else `.py` files); `None` when it is none of them
-/// or has no public item.
+/// The outline of `files`, by the language its manifest says (`PKG-INFO`, which only a
+/// Python sdist has, even one with a Rust extension and its `Cargo.toml`; `Cargo.toml`,
+/// `package.json`, `pyproject.toml`/`setup.py`, else `.py` files); `None` when it is none of
+/// them or has no public item.
 pub fn outline(files: &Files) -> Option<Outline> {
     let has = |p: &str| files.contains_key(p);
-    let (language, mut items) = if has("Cargo.toml") {
+    let (language, mut items) = if has("PKG-INFO") {
+        (Language::Python, python::items(files))
+    } else if has("Cargo.toml") {
         (Language::Rust, rust::items(files))
     } else if has("package.json") {
         (Language::TypeScript, script::items(files))
-    } else if has("PKG-INFO")
-        || has("pyproject.toml")
-        || has("setup.py")
-        || files.keys().any(|p| p.ends_with(".py"))
-    {
+    } else if has("pyproject.toml") || has("setup.py") || files.keys().any(|p| p.ends_with(".py")) {
         (Language::Python, python::items(files))
     } else {
         return None;

@@ -1,7 +1,8 @@
 //! A Python package's public API, parsed with tree-sitter-python: the modules of its packages
 //! (directories with `__init__.py`, at the top or under `src/`; a `.pyi` stub wins over its
 //! `.py`), the names each exports (`__all__`, else those without a leading underscore, its
-//! own and those it imports from its package), and the public methods of each class. An item
+//! own and those it imports from its package; a name bound only under `if TYPE_CHECKING:`
+//! counts only where `__all__` lists it), and the public methods of each class. An item
 //! is listed once, under the shortest public module that exports it (`httpx.Client`, not
 //! `httpx._client.Client`).
 
@@ -29,6 +30,9 @@ struct Module {
     imports: BTreeMap<String, (String, String)>,
     /// Modules imported whole (`from ._client import *`).
     globs: Vec<String>,
+    /// Names bound only under `if TYPE_CHECKING:`, which exist at run time only where a lazy
+    /// module `__getattr__` provides what `__all__` lists.
+    typing_only: BTreeSet<String>,
 }
 
 impl Module {
@@ -41,7 +45,7 @@ impl Module {
                 .keys()
                 .chain(self.imports.keys())
                 .map(String::as_str)
-                .filter(|n| !n.starts_with('_'))
+                .filter(|n| !n.starts_with('_') && !self.typing_only.contains(*n))
                 .collect(),
         }
     }
@@ -105,26 +109,52 @@ pub fn items(files: &Files) -> Vec<Item> {
     out
 }
 
+/// Top-level directories that hold a project's other Python, never its package.
+const NOT_PACKAGES: &[&str] =
+    &["tests", "test", "testing", "docs", "doc", "examples", "benchmarks", "scripts", "tools"];
+
 /// The package's module files by dotted name, each with whether it is an `__init__`: every
-/// `.py`/`.pyi` whose directories up from the top (or `src/`) each hold an `__init__`.
+/// `.py`/`.pyi` whose directories up from the top (or `src/`) each hold an `__init__`, but
+/// for a leading run of namespace directories (PEP 420: no `__init__` and no module of their
+/// own, as `google/` of google-genai or `opentelemetry/` of opentelemetry-api).
 fn sources<'a>(files: &Files<'a>) -> BTreeMap<String, (&'a [u8], bool)> {
-    let package = |dir: &str| {
-        ["__init__.py", "__init__.pyi"].iter().any(|i| files.contains_key(format!("{dir}/{i}").as_str()))
+    let has =
+        |dir: &str, names: &[&str]| names.iter().any(|i| files.contains_key(format!("{dir}/{i}").as_str()));
+    let package = |dir: &str| has(dir, &["__init__.py", "__init__.pyi"]);
+    let modules_in = |dir: &str| {
+        files.keys().any(|p| {
+            p.strip_prefix(dir)
+                .and_then(|r| r.strip_prefix('/'))
+                .is_some_and(|r| !r.contains('/') && (r.ends_with(".py") || r.ends_with(".pyi")))
+        })
     };
     let mut out: BTreeMap<String, (&str, &[u8], bool)> = BTreeMap::new();
     for (path, bytes) in files {
         let Some(stem) = path.strip_suffix(".pyi").or_else(|| path.strip_suffix(".py")) else { continue };
         let rel = stem.strip_prefix("src/").unwrap_or(stem);
         let parts: Vec<&str> = rel.split('/').collect();
-        if parts.len() < 2 || parts.iter().any(|p| p.is_empty() || p.contains('.') || p.contains('-')) {
+        // A stub-only package (PEP 561: `requests-stubs/`, as types-requests ships) types the
+        // package it names.
+        let stubs = parts.len() > 1 && parts[0].strip_suffix("-stubs").is_some_and(|p| !p.contains('-'));
+        let odd = |(i, p): (usize, &&str)| {
+            p.is_empty() || p.contains('.') || (p.contains('-') && !(i == 0 && stubs))
+        };
+        if parts.len() < 2 || parts.iter().enumerate().any(odd) {
             continue;
         }
         let top = path.len() - rel.len() - if path.ends_with(".pyi") { 4 } else { 3 };
-        let inside = (1..parts.len()).all(|n| package(&format!("{}{}", &path[..top], parts[..n].join("/"))));
+        let dir = |n: usize| format!("{}{}", &path[..top], parts[..n].join("/"));
+        let namespaces = (1..parts.len()).take_while(|n| !package(&dir(*n)) && !modules_in(&dir(*n))).count();
+        let inside = namespaces + 1 < parts.len()
+            && (namespaces + 1..parts.len()).all(|n| package(&dir(n)))
+            && !(namespaces > 0 && NOT_PACKAGES.contains(&parts[0]));
         if !inside {
             continue;
         }
         let mut dotted = parts.clone();
+        if stubs {
+            dotted[0] = parts[0].trim_end_matches("-stubs");
+        }
         let init = dotted.last() == Some(&"__init__");
         if init {
             dotted.pop();
@@ -174,20 +204,49 @@ fn text<'a>(node: Node, src: &'a [u8]) -> &'a str {
 /// What one module's top level defines, exports and imports; `package` is the one it is in.
 fn module(package: &str, root: Node, src: &[u8]) -> Module {
     let mut out = Module::default();
-    let mut cursor = root.walk();
-    for node in root.named_children(&mut cursor) {
+    statements(package, root, src, &mut out);
+    out
+}
+
+/// The definitions, `__all__` and imports of a block of top-level statements. An `if
+/// TYPE_CHECKING:` block's names are typing-only (see [`Module::exports`]); its `else:` is
+/// what runs, read like the top level.
+fn statements(package: &str, block: Node, src: &[u8], out: &mut Module) {
+    let mut cursor = block.walk();
+    for node in block.named_children(&mut cursor) {
         match node.kind() {
             "function_definition" | "class_definition" | "decorated_definition" => {
                 if let Some((n, def)) = definition(node, src) {
                     out.defs.insert(n, def);
                 }
             }
-            "expression_statement" => assignment(node, src, &mut out),
-            "import_from_statement" => import(node, src, package, &mut out),
+            "expression_statement" => assignment(node, src, out),
+            "import_from_statement" => import(node, src, package, out),
+            "if_statement" if type_checking(node, src) => {
+                let before: BTreeSet<String> = out.defs.keys().chain(out.imports.keys()).cloned().collect();
+                if let Some(body) = node.child_by_field_name("consequence") {
+                    statements(package, body, src, out);
+                }
+                let bound = out.defs.keys().chain(out.imports.keys()).filter(|n| !before.contains(*n));
+                out.typing_only.extend(bound.cloned().collect::<Vec<_>>());
+                let mut c = node.walk();
+                for alt in
+                    node.children_by_field_name("alternative", &mut c).filter(|a| a.kind() == "else_clause")
+                {
+                    if let Some(body) = alt.child_by_field_name("body") {
+                        statements(package, body, src, out);
+                    }
+                }
+            }
             _ => {}
         }
     }
-    out
+}
+
+/// `if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`, `t.TYPE_CHECKING`).
+fn type_checking(node: Node, src: &[u8]) -> bool {
+    let condition = node.child_by_field_name("condition").map(|c| text(c, src)).unwrap_or_default();
+    condition == "TYPE_CHECKING" || condition.ends_with(".TYPE_CHECKING")
 }
 
 /// A function or class (under its decorators), with its name.

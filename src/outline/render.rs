@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use super::changelog::Entry;
 use super::{Difference, Item, Outline};
+use crate::model::markdown::{self, code};
 
 /// The most bytes of items `API.md` lists; a notice says how many more there are.
 pub const OUTLINE_CAP: usize = 48 * 1024;
@@ -74,10 +75,10 @@ pub fn render_changes(
         inline(to),
     );
     changelog_section(&mut s, changelog, downgrade);
-    s.push_str("\n## API difference\n\n");
+    s.push_str("\n## API difference\n");
     match diff {
-        None => s.push_str("No outline: memorix reads Rust crates, Python packages and npm packages.\n"),
-        Some(d) if d.is_empty() => s.push_str("The public items and their signatures are the same.\n"),
+        None => s.push_str("\nNo outline: memorix reads Rust crates, Python packages and npm packages.\n"),
+        Some(d) if d.is_empty() => s.push_str("\nThe public items and their signatures are the same.\n"),
         Some(d) => {
             section(&mut s, "Removed", d.removed.iter().map(line).collect());
             section(
@@ -138,19 +139,10 @@ fn section(s: &mut String, title: &str, lines: Vec<String>) {
     }
 }
 
-/// Text as inline Markdown on one line: control characters spaces, markup and `<`, `>` escaped.
+/// Text as inline Markdown on one line: control characters spaces, markup and `<`, `>` escaped
+/// (a leading `-` or `#` needs no escape where it is written: never at a line's start).
 fn inline(text: &str) -> String {
-    let line: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    crate::model::markdown::escape_markup(&line)
-}
-
-/// Text as a code span on one line, fenced by more backticks than it holds in a row.
-fn code(text: &str) -> String {
-    let text: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') { " " } else { "" };
-    format!("{fence}{pad}{text}{pad}{fence}")
+    markdown::escape_markup(&markdown::one_line(text))
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! A crate's public API, parsed with `syn`: the modules `src/lib.rs` declares (`mod x;`
 //! followed to `x.rs` or `x/mod.rs`, `#[cfg(test)]` ones skipped), their `pub` items and the
 //! `pub` methods of inherent impls. An item of a private module counts where a public module
-//! re-exports it (`pub use`), listed under the shortest such path.
+//! re-exports it (`pub use`), listed under the shortest such path; another crate's item a
+//! public module re-exports is listed as a re-export with its path.
 
 use std::collections::BTreeMap;
 
@@ -21,11 +22,14 @@ struct Def {
 }
 
 /// A `pub use` in `module`: `source` (absolute, from the crate root) seen there as `name`; a
-/// glob has no name.
+/// glob has no name. `written` is its path as written, which says whether it names another
+/// crate's item.
 struct Reexport {
     module: Vec<String>,
     source: Vec<String>,
     name: Option<String>,
+    written: Vec<String>,
+    doc: String,
 }
 
 #[derive(Default)]
@@ -87,7 +91,8 @@ impl Crate {
                     flatten(&u.tree, Vec::new(), &mut out);
                     for (path, name) in out {
                         if let Some(source) = absolute(&module, &path) {
-                            self.reexports.push(Reexport { module: module.clone(), source, name });
+                            let (module, doc) = (module.clone(), doc(&u.attrs));
+                            self.reexports.push(Reexport { module, source, name, written: path, doc });
                         }
                     }
                 }
@@ -150,7 +155,35 @@ impl Crate {
                 doc: d.doc.clone(),
             });
         }
+        out.extend(self.foreign(krate));
         out
+    }
+
+    /// The items of other crates a public module re-exports (`pub use bytes::Bytes;`), which
+    /// this crate cannot outline: each listed as a re-export with its path.
+    fn foreign(&self, krate: &str) -> Vec<Item> {
+        let mut out = Vec::new();
+        for r in self.reexports.iter().filter(|r| self.is_foreign(r)) {
+            let path = r.written.join("::");
+            let (name, signature) = match &r.name {
+                Some(n) if r.written.last() == Some(n) => (n.clone(), format!("pub use {path}")),
+                Some(n) => (n.clone(), format!("pub use {path} as {n}")),
+                None => (format!("{path}::*"), format!("pub use {path}::*")),
+            };
+            let Some((module, name)) = self.reached(&r.module, &name, 0) else { continue };
+            let module = std::iter::once(krate.to_string()).chain(module).collect::<Vec<_>>().join("::");
+            out.push(Item { module, name, kind: "re-export".into(), signature, doc: r.doc.clone() });
+        }
+        out
+    }
+
+    /// Whether a `pub use` names another crate: its path starts neither from `crate`, `self`
+    /// or `super` nor with a module of this crate beside it.
+    fn is_foreign(&self, r: &Reexport) -> bool {
+        match r.written.first().map(String::as_str) {
+            None | Some("crate" | "self" | "super") => false,
+            Some(first) => !self.public.contains_key(&[r.module.as_slice(), &[first.to_string()]].concat()),
+        }
     }
 
     /// The shortest public (module, name) that `name` defined in `module` is reached by:

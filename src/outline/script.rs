@@ -191,24 +191,32 @@ fn exported(node: Node, src: &[u8], locals: &BTreeMap<String, Decl>) -> Vec<(Str
             let Some(assign) = node.named_child(0).filter(|n| n.kind() == "assignment_expression") else {
                 return Vec::new();
             };
-            let (Some(left), Some(right)) =
-                (assign.child_by_field_name("left"), assign.child_by_field_name("right"))
-            else {
+            // `exports = module.exports = f`: every target of the chain takes the innermost value.
+            let mut targets = Vec::new();
+            let mut value = Some(assign);
+            while let Some(a) = value.filter(|v| v.kind() == "assignment_expression") {
+                targets.extend(a.child_by_field_name("left").map(|l| text(l, src)));
+                value = a.child_by_field_name("right");
+            }
+            let (Some(name), Some(value)) = (targets.into_iter().find_map(export_name), value) else {
                 return Vec::new();
             };
-            let target = text(left, src);
-            let name = match target {
-                "module.exports" => "default".to_string(),
-                t => match t.strip_prefix("module.exports.").or_else(|| t.strip_prefix("exports.")) {
-                    Some(n) if n.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') => {
-                        n.to_string()
-                    }
-                    _ => return Vec::new(),
-                },
-            };
-            value_decl(right, src, doc, &local).map(|d| (name, d)).into_iter().collect()
+            value_decl(value, src, doc, &local).map(|d| (name, d)).into_iter().collect()
         }
         _ => Vec::new(),
+    }
+}
+
+/// The name a CommonJS assignment target exports: `module.exports` the default, `exports.x`
+/// and `module.exports.x` the name `x`.
+fn export_name(target: &str) -> Option<String> {
+    match target {
+        "module.exports" => Some("default".to_string()),
+        t => t
+            .strip_prefix("module.exports.")
+            .or_else(|| t.strip_prefix("exports."))
+            .filter(|n| n.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$'))
+            .map(str::to_string),
     }
 }
 
@@ -250,8 +258,8 @@ fn declarations(node: Node, src: &[u8]) -> Vec<(String, Decl)> {
             named("function", Vec::new())
         }
         "class_declaration" | "abstract_class_declaration" => named("class", members(node, src)),
-        "interface_declaration" => named("interface", Vec::new()),
-        "type_alias_declaration" => named("type", Vec::new()),
+        "interface_declaration" => named("interface", members(node, src)),
+        "type_alias_declaration" => named("type", members(node, src)),
         "enum_declaration" => named("enum", Vec::new()),
         "internal_module" | "module" => named("namespace", Vec::new()),
         "ambient_declaration" => {
@@ -287,18 +295,31 @@ fn declarations(node: Node, src: &[u8]) -> Vec<(String, Decl)> {
     }
 }
 
-/// A class's public methods and fields (not `private`, `protected` or `#name`).
-fn members(class: Node, src: &[u8]) -> Vec<(String, &'static str, String, String)> {
-    let Some(body) = class.child_by_field_name("body") else { return Vec::new() };
+/// The body of a class or interface, or the object type a type alias names, whose members
+/// are listed with it.
+fn body(node: Node) -> Option<Node> {
+    node.child_by_field_name("body")
+        .or_else(|| node.child_by_field_name("value").filter(|v| v.kind() == "object_type"))
+}
+
+/// The public members of a class (methods and fields, not `private`, `protected` or
+/// `#name`), an interface or an object type alias (properties, methods, call and construct
+/// signatures, the last two named `()` and `new`).
+fn members(node: Node, src: &[u8]) -> Vec<(String, &'static str, String, String)> {
+    let Some(body) = body(node) else { return Vec::new() };
     let mut cursor = body.walk();
     let mut out = Vec::new();
     for m in body.named_children(&mut cursor) {
-        let kind = match m.kind() {
-            "method_definition" | "method_signature" | "abstract_method_signature" => "method",
-            "public_field_definition" => "property",
+        let (kind, unnamed) = match m.kind() {
+            "method_definition" | "method_signature" | "abstract_method_signature" => ("method", None),
+            "public_field_definition" | "property_signature" => ("property", None),
+            "call_signature" => ("call", Some("()")),
+            "construct_signature" => ("constructor", Some("new")),
             _ => continue,
         };
-        let Some(name) = m.child_by_field_name("name").map(|n| text(n, src)) else { continue };
+        let Some(name) = unnamed.or_else(|| m.child_by_field_name("name").map(|n| text(n, src))) else {
+            continue;
+        };
         let mut c = m.walk();
         let hidden =
             m.children(&mut c).any(|x| x.kind() == "accessibility_modifier" && text(x, src) != "public");
@@ -310,11 +331,16 @@ fn members(class: Node, src: &[u8]) -> Vec<(String, &'static str, String, String
     out
 }
 
-/// A declaration's text up to its body (or whole, without a trailing `;`), on one line.
+/// A declaration's text up to its body (an object type alias up to its `{`, its members being
+/// listed on their own), or whole without a trailing `;`, on one line.
 fn head(node: Node, src: &[u8]) -> String {
-    let end = node.child_by_field_name("body").map_or(node.end_byte(), |b| b.start_byte());
+    let end = body(node).map_or(node.end_byte(), |b| b.start_byte());
     let text = std::str::from_utf8(&src[node.start_byte()..end]).unwrap_or_default();
-    signature_line(text).trim_end_matches(';').trim_end().to_string()
+    let text = signature_line(text).trim_end_matches(';').trim_end().to_string();
+    match node.kind() {
+        "type_alias_declaration" if end != node.end_byte() => format!("{text} {{ … }}"),
+        _ => text,
+    }
 }
 
 /// The first line of the `/** … */` comment right before `node`.

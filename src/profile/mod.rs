@@ -53,6 +53,10 @@ pub struct Binding {
     /// time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agents: Option<crate::model::harness::AgentsSpec>,
+    /// The moved libraries whose `CHANGES.md` it delivers, so a rollback places them again and
+    /// `gc` keeps them; `None` for a binding recorded before memorix kept them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved: Option<Vec<crate::model::moved::Moved>>,
 }
 
 impl Profile {
@@ -92,6 +96,7 @@ impl Profile {
             reason: reason.to_string(),
             time,
             agents: None,
+            moved: None,
         });
         self.current = Some(generation);
         generation

@@ -1,5 +1,5 @@
 //! The API outline of a library's docs derivation (book: design/outlines.md#outline): `API.md`
-//! and `api.json` among its derived artifacts, computed once per derivation id from its
+//! and its data among its derived artifacts, computed once per derivation id from its
 //! files. `API.md` is also a blob, so delivery places it in the mount like any file.
 
 use std::io::Read;
@@ -11,10 +11,13 @@ use crate::model::{Id, Name};
 use crate::outline::{self, Outline};
 use crate::store::{Store, Writer};
 
-/// The outline as Markdown, placed in the mount.
+/// The file the outline is placed as in the mount.
 pub const API: &str = "API.md";
-/// The outline as data, for `memorix changes`.
-pub const API_JSON: &str = "api.json";
+/// The derived artifacts: the outline as Markdown and as data. The name says which outliner
+/// made them, so a memorix that outlines differently derives its own rather than serving
+/// another's (as the search index's does).
+pub const ARTIFACT: &str = "api-v2.md";
+pub const ARTIFACT_JSON: &str = "api-v2.json";
 
 /// The most bytes of one file an outline reads: generated sources past this are not API.
 const FILE_CAP: u64 = 1 << 20;
@@ -65,13 +68,13 @@ fn title(plan: &DerivationPlan) -> Option<String> {
 pub fn ensure(writer: &Writer, id: &Id, plan: &DerivationPlan) -> Result<()> {
     let store = writer.store;
     let Some(title) = title(plan) else { return Ok(()) };
-    if let Some(text) = store.records().artifact(id, &name(API)) {
+    if let Some(text) = store.records().artifact(id, &name(ARTIFACT)) {
         if !store.objects().has_blob(&Id::of_bytes(&text)) {
             writer.objects().put_blob_bytes(&text)?;
         }
         return Ok(());
     }
-    if store.records().has_artifact(id, &name(API_JSON)) {
+    if store.records().has_artifact(id, &name(ARTIFACT_JSON)) {
         return Ok(());
     }
     let files = plan.files.iter().map(|(p, o)| (p.as_str(), &o.blob));
@@ -81,15 +84,15 @@ pub fn ensure(writer: &Writer, id: &Id, plan: &DerivationPlan) -> Result<()> {
     if let Some(outline) = &outline {
         let text = outline::render(&title, outline);
         writer.objects().put_blob_bytes(text.as_bytes())?;
-        writer.records().put_artifact(id, &name(API), text.as_bytes())?;
+        writer.records().put_artifact(id, &name(ARTIFACT), text.as_bytes())?;
     }
-    writer.records().put_artifact(id, &name(API_JSON), &json)?;
+    writer.records().put_artifact(id, &name(ARTIFACT_JSON), &json)?;
     Ok(())
 }
 
 /// The blob of a derivation's `API.md`, when it has one and the Store holds it.
 pub fn api_blob(store: &Store, id: &Id) -> Option<Id> {
-    let blob = Id::of_bytes(&store.records().artifact(id, &name(API))?);
+    let blob = Id::of_bytes(&store.records().artifact(id, &name(ARTIFACT))?);
     store.objects().has_blob(&blob).then_some(blob)
 }
 

@@ -151,3 +151,66 @@ fn changes_without_versions_says_how_to_name_them() {
     let out = env.run(&["changes", "httpx", "0.1", "0.2"]).expect(2);
     assert!(out.stderr.contains("memorix::changes::no_version"), "{}", out.stderr);
 }
+
+/// `memorix changes LIB FROM TO` fetches a version the Store lacks from the registry the
+/// project pins the library from, verified like any fetch; offline, it says so and how to get it.
+#[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
+fn changes_fetches_a_version_the_store_lacks() {
+    let env = TestEnv::new();
+    let reg = project(&env, "click", "8.1.7");
+    run(&env, &reg, &["build"]).ok();
+    let out = run(&env, &reg, &["changes", "click", "7.1.2", "--offline"]).expect(2);
+    assert!(out.stderr.contains("memorix::changes::offline"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("click 7.1.2 is not in the Store, and fetching it from pypi is off (--offline)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("without --offline"), "{}", out.stderr);
+    let out = run(&env, &reg, &["changes", "click", "7.1.2"]).ok();
+    assert!(out.stderr.contains("Fetched click 7.1.2 from pypi (click-7.1.2.tar.gz"), "{}", out.stderr);
+    assert!(out.stdout.starts_with("# Changes: click 7.1.2 → 8.1.7\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("\n### Version 8.0.0\n"), "{}", out.stdout);
+    // Now held: the next time fetches nothing, and says the same.
+    let again = run(&env, &reg, &["changes", "click", "7.1.2", "--offline"]).ok();
+    assert_eq!(again.stdout, out.stdout);
+    assert!(again.stderr.is_empty(), "{}", again.stderr);
+    // A version the registry does not have is its error.
+    let out = run(&env, &reg, &["changes", "click", "0.0.1", "8.1.7"]).expect(2);
+    assert!(out.stderr.contains("memorix::fetch::"), "{}", out.stderr);
+}
+
+/// `CHANGES.md` is delivered by the profile binding its update made: `gc` keeps it while a
+/// binding delivers it (a later update replacing the record of the last one), and a rollback
+/// to that binding places it again, with the agents' index naming it.
+#[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
+fn gc_keeps_and_rollback_restores_the_changes_a_binding_delivers() {
+    let env = TestEnv::new();
+    let up = moved(&env, "httpx", "0.23.3", "0.28.1");
+    let reg = project(&env, "httpx", "0.28.1");
+    repin(&env, "httpx", "0.26.0");
+    run(&env, &reg, &["update"]).ok();
+    let changes = env.project.join(".memory/libs/httpx/CHANGES.md");
+    let down = fs::read_to_string(&changes).unwrap();
+    assert!(down.starts_with("# Changes: httpx 0.28.1 → 0.26.0\n"), "{down}");
+    env.run(&["gc"]).ok();
+    // Generation 2, the update to 0.28.1.
+    env.run(&["rollback"]).ok();
+    assert_eq!(fs::read_to_string(&changes).unwrap(), up);
+    let agents = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
+    assert!(agents.contains("- httpx 0.23.3 → 0.28.1: `.memory/libs/httpx/CHANGES.md`\n"), "{agents}");
+    // Generation 1 moved nothing.
+    env.run(&["rollback"]).ok();
+    assert!(!changes.exists());
+    let agents = fs::read_to_string(env.project.join("AGENTS.md")).unwrap();
+    assert!(!agents.contains("Versions moved"), "{agents}");
+    env.run(&["rollback", "--to", "3"]).ok();
+    assert_eq!(fs::read_to_string(&changes).unwrap(), down);
+    // The last update's CHANGES.md outlives gc too: a fresh `.memory/` gets it back.
+    env.run(&["gc"]).ok();
+    fs::remove_dir_all(env.project.join(".memory")).unwrap();
+    run(&env, &reg, &["build"]).ok();
+    assert_eq!(fs::read_to_string(&changes).unwrap(), down);
+}
