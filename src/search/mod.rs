@@ -3,8 +3,8 @@
 //! the indexes of an environment's mounts with BM25 statistics summed over all of them, so a
 //! library's rank does not depend on which other libraries its index was built beside.
 //!
-//! The artifact is a pure function of the derivation's files: it is built by one indexing
-//! thread with merging off and an uncompressed document store, then each segment is renamed
+//! The artifact is a pure function of the derivation's files: it is built in the calling
+//! thread, segment by segment, with an uncompressed document store, then each segment is renamed
 //! after a hash of its own files (tantivy names segments with random UUIDs) and the files are
 //! packed into a tar with fixed headers, sorted by name (book: search.md#the-index).
 
