@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
 
 use sha2::{Digest, Sha256};
 use tantivy::Directory;
@@ -14,7 +13,6 @@ use tantivy::{Index, IndexSettings, SingleSegmentIndexWriter, TantivyDocument};
 
 use super::error::{Error, Result};
 use super::{Fields, pack, tokens};
-use crate::diagnostics::FromIo;
 use crate::model::{Id, Name};
 use crate::store::derivation::{DerivationEntry, DerivationRecord};
 use crate::store::{Store, Writer};
@@ -120,14 +118,7 @@ fn part() -> tantivy::Result<(SingleSegmentIndexWriter, RamDirectory)> {
 /// A blob's text, `None` for binary content (a NUL in its first 8 KiB); `buf` is reused
 /// from file to file.
 fn text_of<'b>(store: &Store, blob: &Id, buf: &'b mut Vec<u8>) -> Result<Option<Cow<'b, str>>> {
-    buf.clear();
-    let path = store.objects().blob_path(blob);
-    store
-        .objects()
-        .open_blob(blob)?
-        .take(MAX_FILE)
-        .read_to_end(buf)
-        .map_err(crate::store::Error::io("read", &path))?;
+    store.objects().read_blob(blob, MAX_FILE, buf)?;
     if buf[..buf.len().min(8192)].contains(&0) {
         return Ok(None);
     }
