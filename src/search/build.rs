@@ -47,8 +47,10 @@ pub fn ensure_all(writer: &Writer, derivations: &[(Id, DerivationRecord)]) -> Re
         .map(|(id, record)| (*id, record.entries.as_slice()))
         .collect();
     let store = writer.store;
-    let built: Vec<Result<(Id, Vec<u8>)>> =
-        missing.par_iter().map(|(id, entries)| build(store, id, entries).map(|bytes| (*id, bytes))).collect();
+    let built: Vec<Result<(Id, Vec<u8>)>> = missing
+        .par_iter()
+        .map(|(id, entries)| build(store, id, entries, BUDGET).map(|bytes| (*id, bytes)))
+        .collect();
     for b in built {
         let (id, bytes) = b?;
         writer.records().put_artifact(&id, &name, &bytes)?;
@@ -58,7 +60,7 @@ pub fn ensure_all(writer: &Writer, derivations: &[(Id, DerivationRecord)]) -> Re
 
 /// Builds the index of derivation `id` and stores it, replacing a damaged one.
 pub fn put(writer: &Writer, id: &Id, record: &DerivationRecord) -> Result<()> {
-    let bytes = build(writer.store, id, &record.entries)?;
+    let bytes = build(writer.store, id, &record.entries, BUDGET)?;
     writer.records().put_artifact(id, &Name::new(ARTIFACT).expect("a file name"), &bytes)?;
     Ok(())
 }
@@ -67,12 +69,12 @@ pub fn put(writer: &Writer, id: &Id, record: &DerivationRecord) -> Result<()> {
 /// which its id hashes (origins and provenance are not hashed, so they stay out). Each part is
 /// one segment written in the calling thread, without a thread pool or a queue of documents
 /// (which held up to 10,000 documents in memory); a part ends after the file that fills
-/// [`BUDGET`], a point the content alone decides.
-fn build(store: &Store, id: &Id, entries: &[DerivationEntry]) -> Result<Vec<u8>> {
+/// `budget` ([`BUDGET`]), a point the content alone decides.
+fn build(store: &Store, id: &Id, entries: &[DerivationEntry], budget: usize) -> Result<Vec<u8>> {
     let failed = |e: tantivy::TantivyError| Error::Build { derivation: *id, reason: e.to_string() };
     let (_, fields) = Fields::schema();
     let mut parts = Vec::new();
-    let (mut w, mut ram) = part().map_err(failed)?;
+    let (mut w, mut ram) = part(budget).map_err(failed)?;
     let mut buf = Vec::new();
     for entry in entries {
         let Some(text) = text_of(store, &entry.blob, &mut buf)? else { continue };
@@ -86,8 +88,8 @@ fn build(store: &Store, id: &Id, entries: &[DerivationEntry]) -> Result<Vec<u8>>
             doc.add_u64(fields.end, end as u64);
             w.add_document(doc).map_err(failed)?;
         }
-        if w.mem_usage() >= BUDGET {
-            let (next, next_ram) = part().map_err(failed)?;
+        if w.mem_usage() >= budget {
+            let (next, next_ram) = part(budget).map_err(failed)?;
             parts.push((std::mem::replace(&mut w, next).finalize().map_err(failed)?, ram));
             ram = next_ram;
         }
@@ -98,7 +100,7 @@ fn build(store: &Store, id: &Id, entries: &[DerivationEntry]) -> Result<Vec<u8>>
 
 /// A writer of one segment into a new RAM directory (the files are read back from the
 /// directory itself: through the index they lose their footer).
-fn part() -> tantivy::Result<(SingleSegmentIndexWriter, RamDirectory)> {
+fn part(budget: usize) -> tantivy::Result<(SingleSegmentIndexWriter, RamDirectory)> {
     let settings = IndexSettings {
         docstore_compression: Compressor::None,
         docstore_compress_dedicated_thread: false,
@@ -111,7 +113,7 @@ fn part() -> tantivy::Result<(SingleSegmentIndexWriter, RamDirectory)> {
         .schema(Fields::schema().0)
         .settings(settings)
         .tokenizers(tokenizers)
-        .single_segment_index_writer(ram.clone(), BUDGET)?;
+        .single_segment_index_writer(ram.clone(), budget)?;
     Ok((w, ram))
 }
 
@@ -205,7 +207,38 @@ fn rename(
 
 #[cfg(test)]
 mod tests {
-    use super::chunks;
+    use super::*;
+    use crate::model::StorePath;
+    use crate::progress::Silent;
+
+    /// An index past its memory budget is several segments, the same bytes every time, and
+    /// a query ranks over all of them.
+    #[test]
+    fn an_index_of_several_parts_is_deterministic_and_searched_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_or_create(&dir.path().join("store"), &Silent).unwrap();
+        let writer = store.writer(&Silent).unwrap();
+        let entries: Vec<DerivationEntry> = (0..6)
+            .map(|i| {
+                let text = format!("# Page {i}\n\nretry_policy number{i}\n") + &"filler words\n".repeat(5000);
+                let blob = writer.objects().put_blob_bytes(text.as_bytes()).unwrap();
+                DerivationEntry { path: StorePath::new(&format!("docs/p{i}.md")).unwrap(), blob }
+            })
+            .collect();
+        let id = Id::of_bytes(b"a derivation");
+        // Each file fills the budget: one part each.
+        let small = 1 << 20;
+        let bytes = build(&store, &id, &entries, small).unwrap();
+        assert_eq!(bytes, build(&store, &id, &entries, small).unwrap(), "the same bytes");
+        let index = Index::open(pack::PackDirectory::open(bytes.clone()).unwrap()).unwrap();
+        assert!(index.searchable_segment_metas().unwrap().len() > 1, "several segments");
+        let searchable = || super::super::from_bytes(&id, bytes.clone()).unwrap();
+        let hits = super::super::search(&[searchable()], "retry_policy", 10).unwrap();
+        let paths: std::collections::BTreeSet<String> = hits.iter().map(|h| h.path.clone()).collect();
+        assert_eq!(paths.len(), 6, "every part answers: {paths:?}");
+        let one = super::super::search(&[searchable()], "number3", 10).unwrap();
+        assert_eq!(one.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(), ["docs/p3.md"]);
+    }
 
     #[test]
     fn chunks_end_before_headings_and_after_forty_lines() {

@@ -83,6 +83,11 @@ pub struct Hit {
 pub fn open(store: &Store, derivation: &Id) -> Result<Option<Searchable>> {
     let name = Name::new(ARTIFACT).expect("a file name");
     let Some(bytes) = store.records().artifact(derivation, &name) else { return Ok(None) };
+    from_bytes(derivation, bytes).map(Some)
+}
+
+/// A stored index's bytes, opened for queries.
+fn from_bytes(derivation: &Id, bytes: Vec<u8>) -> Result<Searchable> {
     let corrupt = |reason: String| Error::Corrupt { derivation: *derivation, reason };
     let dir = pack::PackDirectory::open(bytes).map_err(corrupt)?;
     let index = Index::open(dir).map_err(|e| corrupt(e.to_string()))?;
@@ -91,7 +96,7 @@ pub fn open(store: &Store, derivation: &Id) -> Result<Option<Searchable>> {
         .reload_policy(tantivy::ReloadPolicy::Manual)
         .try_into()
         .map_err(|e: tantivy::TantivyError| corrupt(e.to_string()))?;
-    Ok(Some(Searchable { derivation: *derivation, searcher: reader.searcher(), fields: Fields::schema().1 }))
+    Ok(Searchable { derivation: *derivation, searcher: reader.searcher(), fields: Fields::schema().1 })
 }
 
 /// The BM25 statistics of all the searched indexes together.
