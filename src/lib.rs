@@ -13,7 +13,6 @@ pub mod fetch;
 pub mod harness;
 pub mod lock;
 pub mod manifest;
-pub mod mcp;
 pub mod model;
 pub mod ops;
 pub mod outline;

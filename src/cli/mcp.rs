@@ -15,7 +15,7 @@ pub struct Args {}
 pub fn run(ctx: &Context, _args: Args) -> Result<u8> {
     // Fails here, before serving, outside a project or before its first build.
     crate::ops::search::scope(&ctx.ops(true), None)?;
-    match crate::mcp::serve(ctx.cwd.clone(), ctx.store.clone()) {
+    match crate::ops::mcp::serve(ctx.cwd.clone(), ctx.store.clone()) {
         Ok(()) => Ok(0),
         Err(stopped) => {
             render::diagnostic(stopped);

@@ -22,6 +22,7 @@ pub mod init;
 pub mod lock;
 pub mod log;
 pub mod ls;
+pub mod mcp;
 pub mod mcp_config;
 pub mod moved;
 pub mod obtain;

@@ -1,19 +1,18 @@
 //! Building a derivation's index, deterministically, and storing it as an artifact.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
 
 use sha2::{Digest, Sha256};
 use tantivy::Directory;
 use tantivy::directory::RamDirectory;
-use tantivy::index::SegmentComponent;
-use tantivy::indexer::{IndexWriterOptions, NoMergePolicy};
+use tantivy::index::{SegmentComponent, SegmentId, SegmentMeta};
 use tantivy::store::Compressor;
-use tantivy::{Index, IndexSettings, IndexWriter, TantivyDocument};
+use tantivy::tokenizer::TokenizerManager;
+use tantivy::{Index, IndexSettings, SingleSegmentIndexWriter, TantivyDocument};
 
 use super::error::{Error, Result};
 use super::{Fields, pack, tokens};
-use crate::diagnostics::FromIo;
 use crate::model::{Id, Name};
 use crate::store::derivation::{DerivationEntry, DerivationRecord};
 use crate::store::{Store, Writer};
@@ -34,7 +33,7 @@ const COMPONENTS: [SegmentComponent; 6] = [
     SegmentComponent::Terms,
     SegmentComponent::Store,
 ];
-/// Memory the one indexing thread fills before it writes a segment.
+/// Memory a part of an index fills before it is written as a segment.
 const BUDGET: usize = 256 << 20;
 
 /// Builds the indexes the Store lacks of `derivations`, several at once (each by one thread,
@@ -48,8 +47,10 @@ pub fn ensure_all(writer: &Writer, derivations: &[(Id, DerivationRecord)]) -> Re
         .map(|(id, record)| (*id, record.entries.as_slice()))
         .collect();
     let store = writer.store;
-    let built: Vec<Result<(Id, Vec<u8>)>> =
-        missing.par_iter().map(|(id, entries)| build(store, id, entries).map(|bytes| (*id, bytes))).collect();
+    let built: Vec<Result<(Id, Vec<u8>)>> = missing
+        .par_iter()
+        .map(|(id, entries)| build(store, id, entries, BUDGET).map(|bytes| (*id, bytes)))
+        .collect();
     for b in built {
         let (id, bytes) = b?;
         writer.records().put_artifact(&id, &name, &bytes)?;
@@ -59,34 +60,24 @@ pub fn ensure_all(writer: &Writer, derivations: &[(Id, DerivationRecord)]) -> Re
 
 /// Builds the index of derivation `id` and stores it, replacing a damaged one.
 pub fn put(writer: &Writer, id: &Id, record: &DerivationRecord) -> Result<()> {
-    let bytes = build(writer.store, id, &record.entries)?;
+    let bytes = build(writer.store, id, &record.entries, BUDGET)?;
     writer.records().put_artifact(id, &Name::new(ARTIFACT).expect("a file name"), &bytes)?;
     Ok(())
 }
 
 /// The packed index of a derivation's files: a function of its (path, blob) entries alone,
-/// which its id hashes (origins and provenance are not hashed, so they stay out).
-fn build(store: &Store, id: &Id, entries: &[DerivationEntry]) -> Result<Vec<u8>> {
+/// which its id hashes (origins and provenance are not hashed, so they stay out). Each part is
+/// one segment written in the calling thread, without a thread pool or a queue of documents
+/// (which held up to 10,000 documents in memory); a part ends after the file that fills
+/// `budget` ([`BUDGET`]), a point the content alone decides.
+fn build(store: &Store, id: &Id, entries: &[DerivationEntry], budget: usize) -> Result<Vec<u8>> {
     let failed = |e: tantivy::TantivyError| Error::Build { derivation: *id, reason: e.to_string() };
-    let (schema, fields) = Fields::schema();
-    let settings = IndexSettings {
-        docstore_compression: Compressor::None,
-        docstore_compress_dedicated_thread: false,
-        ..IndexSettings::default()
-    };
-    // Files are read back from the RAM directory itself: through the index they lose their footer.
-    let ram = RamDirectory::create();
-    let index = Index::create(ram.clone(), schema, settings).map_err(failed)?;
-    index.tokenizers().register(tokens::NAME, tokens::CodeTokenizer::default());
-    let options = IndexWriterOptions::builder()
-        .num_worker_threads(1)
-        .num_merge_threads(1)
-        .memory_budget_per_thread(BUDGET)
-        .build();
-    let mut w: IndexWriter = index.writer_with_options(options).map_err(failed)?;
-    w.set_merge_policy(Box::new(NoMergePolicy));
+    let (_, fields) = Fields::schema();
+    let mut parts = Vec::new();
+    let (mut w, mut ram) = part(budget).map_err(failed)?;
+    let mut buf = Vec::new();
     for entry in entries {
-        let Some(text) = text_of(store, &entry.blob)? else { continue };
+        let Some(text) = text_of(store, &entry.blob, &mut buf)? else { continue };
         for (line, end, body) in chunks(&text) {
             let mut doc = TantivyDocument::default();
             doc.add_text(fields.path, entry.path.as_str());
@@ -97,26 +88,43 @@ fn build(store: &Store, id: &Id, entries: &[DerivationEntry]) -> Result<Vec<u8>>
             doc.add_u64(fields.end, end as u64);
             w.add_document(doc).map_err(failed)?;
         }
+        if w.mem_usage() >= budget {
+            let (next, next_ram) = part(budget).map_err(failed)?;
+            parts.push((std::mem::replace(&mut w, next).finalize().map_err(failed)?, ram));
+            ram = next_ram;
+        }
     }
-    w.commit().map_err(failed)?;
-    w.wait_merging_threads().map_err(failed)?;
-    canonical_files(&index, &ram).map(|files| pack::pack(&files)).map_err(failed)
+    parts.push((w.finalize().map_err(failed)?, ram));
+    canonical_files(&parts).map(|files| pack::pack(&files)).map_err(failed)
 }
 
-/// A blob's text, `None` for binary content (a NUL in its first 8 KiB).
-fn text_of(store: &Store, blob: &Id) -> Result<Option<String>> {
-    let mut bytes = Vec::new();
-    let path = store.objects().blob_path(blob);
-    store
-        .objects()
-        .open_blob(blob)?
-        .take(MAX_FILE)
-        .read_to_end(&mut bytes)
-        .map_err(crate::store::Error::io("read", &path))?;
-    if bytes[..bytes.len().min(8192)].contains(&0) {
+/// A writer of one segment into a new RAM directory (the files are read back from the
+/// directory itself: through the index they lose their footer).
+fn part(budget: usize) -> tantivy::Result<(SingleSegmentIndexWriter, RamDirectory)> {
+    let settings = IndexSettings {
+        docstore_compression: Compressor::None,
+        docstore_compress_dedicated_thread: false,
+        ..IndexSettings::default()
+    };
+    let tokenizers = TokenizerManager::default();
+    tokenizers.register(tokens::NAME, tokens::CodeTokenizer::default());
+    let ram = RamDirectory::create();
+    let w = Index::builder()
+        .schema(Fields::schema().0)
+        .settings(settings)
+        .tokenizers(tokenizers)
+        .single_segment_index_writer(ram.clone(), budget)?;
+    Ok((w, ram))
+}
+
+/// A blob's text, `None` for binary content (a NUL in its first 8 KiB); `buf` is reused
+/// from file to file.
+fn text_of<'b>(store: &Store, blob: &Id, buf: &'b mut Vec<u8>) -> Result<Option<Cow<'b, str>>> {
+    store.objects().read_blob(blob, MAX_FILE, buf)?;
+    if buf[..buf.len().min(8192)].contains(&0) {
         return Ok(None);
     }
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(Some(String::from_utf8_lossy(buf)))
 }
 
 /// The chunks of a text as (first line, last line, text), lines counted from 1.
@@ -139,51 +147,98 @@ pub(super) fn chunks(text: &str) -> Vec<(usize, usize, &str)> {
     out
 }
 
-/// The index's files, with each segment named after a hash of its files instead of its
-/// random UUID, and `meta.json` saying so (its keys sorted, as serde_json writes a map).
-fn canonical_files(index: &Index, dir: &RamDirectory) -> tantivy::Result<BTreeMap<String, Vec<u8>>> {
+/// The index's files, with each part's segment named after a hash of its files instead of its
+/// random UUID, and one `meta.json` listing them all (its keys sorted, as serde_json writes a
+/// map).
+fn canonical_files(parts: &[(Index, RamDirectory)]) -> tantivy::Result<BTreeMap<String, Vec<u8>>> {
+    let bad = |e: serde_json::Error| tantivy::TantivyError::InternalError(e.to_string());
     let mut files = BTreeMap::new();
-    let mut meta: serde_json::Value = serde_json::from_slice(&dir.atomic_read("meta.json".as_ref())?)
-        .map_err(|e| tantivy::TantivyError::InternalError(e.to_string()))?;
-    let mut renamed = HashMap::new();
-    for segment in index.searchable_segment_metas()? {
-        let mut parts = BTreeMap::new();
-        for component in COMPONENTS {
-            let path = segment.relative_path(component);
-            if dir.exists(&path)? {
-                let ext = path.to_string_lossy()[segment.id().uuid_string().len()..].to_string();
-                parts.insert(ext, dir.open_read(&path)?.read_bytes()?.as_slice().to_vec());
+    let mut meta: Option<serde_json::Value> = None;
+    let mut segments = Vec::new();
+    for (index, dir) in parts {
+        let mut part: serde_json::Value =
+            serde_json::from_slice(&dir.atomic_read("meta.json".as_ref())?).map_err(bad)?;
+        let mut renamed = HashMap::new();
+        for segment in index.searchable_segment_metas()? {
+            renamed.insert(segment.id(), rename(&segment, dir, &mut files)?);
+        }
+        if let Some(list) = part.get_mut("segments").and_then(|s| s.as_array_mut()) {
+            for mut s in list.drain(..) {
+                let old = serde_json::from_value(s["segment_id"].clone()).map_err(bad)?;
+                s["segment_id"] = serde_json::to_value(renamed[&old]).map_err(bad)?;
+                segments.push(s);
             }
         }
-        let mut hash = Sha256::new();
-        for (ext, bytes) in &parts {
-            hash.update(ext.as_bytes());
-            hash.update((bytes.len() as u64).to_le_bytes());
-            hash.update(bytes);
-        }
-        let new = hex::encode(&hash.finalize()[..16]);
-        for (ext, bytes) in parts {
-            files.insert(format!("{new}{ext}"), bytes);
-        }
-        let hyphenated = tantivy::index::SegmentId::from_uuid_string(&new)
-            .map_err(|e| tantivy::TantivyError::InternalError(e.to_string()))?;
-        renamed.insert(segment.id(), hyphenated);
+        meta.get_or_insert(part);
     }
-    if let Some(segments) = meta.get_mut("segments").and_then(|s| s.as_array_mut()) {
-        for s in segments.iter_mut() {
-            let old = serde_json::from_value(s["segment_id"].clone())
-                .map_err(|e| tantivy::TantivyError::InternalError(e.to_string()))?;
-            s["segment_id"] = serde_json::to_value(renamed[&old]).expect("a segment id serializes");
-        }
-        segments.sort_by_key(|s| s["segment_id"].as_str().unwrap_or_default().to_string());
-    }
-    files.insert("meta.json".into(), serde_json::to_vec(&meta).expect("json serializes"));
+    segments.sort_by_key(|s| s["segment_id"].as_str().unwrap_or_default().to_string());
+    let mut meta = meta.unwrap_or_default();
+    meta["segments"] = serde_json::Value::Array(segments);
+    files.insert("meta.json".into(), serde_json::to_vec(&meta).map_err(bad)?);
     Ok(files)
+}
+
+/// Puts a segment's files in `files` under a name hashed from their bytes; returns that name.
+fn rename(
+    segment: &SegmentMeta,
+    dir: &RamDirectory,
+    files: &mut BTreeMap<String, Vec<u8>>,
+) -> tantivy::Result<SegmentId> {
+    let mut parts = BTreeMap::new();
+    for component in COMPONENTS {
+        let path = segment.relative_path(component);
+        if dir.exists(&path)? {
+            let ext = path.to_string_lossy()[segment.id().uuid_string().len()..].to_string();
+            parts.insert(ext, dir.open_read(&path)?.read_bytes()?.as_slice().to_vec());
+        }
+    }
+    let mut hash = Sha256::new();
+    for (ext, bytes) in &parts {
+        hash.update(ext.as_bytes());
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(bytes);
+    }
+    let new = hex::encode(&hash.finalize()[..16]);
+    for (ext, bytes) in parts {
+        files.insert(format!("{new}{ext}"), bytes);
+    }
+    SegmentId::from_uuid_string(&new).map_err(|e| tantivy::TantivyError::InternalError(e.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::chunks;
+    use super::*;
+    use crate::model::StorePath;
+    use crate::progress::Silent;
+
+    /// An index past its memory budget is several segments, the same bytes every time, and
+    /// a query ranks over all of them.
+    #[test]
+    fn an_index_of_several_parts_is_deterministic_and_searched_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_or_create(&dir.path().join("store"), &Silent).unwrap();
+        let writer = store.writer(&Silent).unwrap();
+        let entries: Vec<DerivationEntry> = (0..6)
+            .map(|i| {
+                let text = format!("# Page {i}\n\nretry_policy number{i}\n") + &"filler words\n".repeat(5000);
+                let blob = writer.objects().put_blob_bytes(text.as_bytes()).unwrap();
+                DerivationEntry { path: StorePath::new(&format!("docs/p{i}.md")).unwrap(), blob }
+            })
+            .collect();
+        let id = Id::of_bytes(b"a derivation");
+        // Each file fills the budget: one part each.
+        let small = 1 << 20;
+        let bytes = build(&store, &id, &entries, small).unwrap();
+        assert_eq!(bytes, build(&store, &id, &entries, small).unwrap(), "the same bytes");
+        let index = Index::open(pack::PackDirectory::open(bytes.clone()).unwrap()).unwrap();
+        assert!(index.searchable_segment_metas().unwrap().len() > 1, "several segments");
+        let searchable = || super::super::from_bytes(&id, bytes.clone()).unwrap();
+        let hits = super::super::search(&[searchable()], "retry_policy", 10).unwrap();
+        let paths: std::collections::BTreeSet<String> = hits.iter().map(|h| h.path.clone()).collect();
+        assert_eq!(paths.len(), 6, "every part answers: {paths:?}");
+        let one = super::super::search(&[searchable()], "number3", 10).unwrap();
+        assert_eq!(one.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(), ["docs/p3.md"]);
+    }
 
     #[test]
     fn chunks_end_before_headings_and_after_forty_lines() {

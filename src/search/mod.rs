@@ -3,8 +3,8 @@
 //! the indexes of an environment's mounts with BM25 statistics summed over all of them, so a
 //! library's rank does not depend on which other libraries its index was built beside.
 //!
-//! The artifact is a pure function of the derivation's files: it is built by one indexing
-//! thread with merging off and an uncompressed document store, then each segment is renamed
+//! The artifact is a pure function of the derivation's files: it is built in the calling
+//! thread, segment by segment, with an uncompressed document store, then each segment is renamed
 //! after a hash of its own files (tantivy names segments with random UUIDs) and the files are
 //! packed into a tar with fixed headers, sorted by name (book: search.md#the-index).
 
@@ -83,6 +83,11 @@ pub struct Hit {
 pub fn open(store: &Store, derivation: &Id) -> Result<Option<Searchable>> {
     let name = Name::new(ARTIFACT).expect("a file name");
     let Some(bytes) = store.records().artifact(derivation, &name) else { return Ok(None) };
+    from_bytes(derivation, bytes).map(Some)
+}
+
+/// A stored index's bytes, opened for queries.
+fn from_bytes(derivation: &Id, bytes: Vec<u8>) -> Result<Searchable> {
     let corrupt = |reason: String| Error::Corrupt { derivation: *derivation, reason };
     let dir = pack::PackDirectory::open(bytes).map_err(corrupt)?;
     let index = Index::open(dir).map_err(|e| corrupt(e.to_string()))?;
@@ -91,7 +96,7 @@ pub fn open(store: &Store, derivation: &Id) -> Result<Option<Searchable>> {
         .reload_policy(tantivy::ReloadPolicy::Manual)
         .try_into()
         .map_err(|e: tantivy::TantivyError| corrupt(e.to_string()))?;
-    Ok(Some(Searchable { derivation: *derivation, searcher: reader.searcher(), fields: Fields::schema().1 }))
+    Ok(Searchable { derivation: *derivation, searcher: reader.searcher(), fields: Fields::schema().1 })
 }
 
 /// The BM25 statistics of all the searched indexes together.

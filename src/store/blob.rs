@@ -33,6 +33,28 @@ impl Store {
             other => other.map_err(|e| self.blob_error(id, &path, e)),
         }
     }
+
+    /// Puts at most `max` bytes of blob `id` in `buf`: from its loose file, else straight from
+    /// an incoming pack (a first build indexes blobs still packed), without the in-memory file
+    /// [`Store::open_blob`] makes of a packed one.
+    pub(super) fn read_blob(&self, id: &Id, max: u64, buf: &mut Vec<u8>) -> Result<()> {
+        buf.clear();
+        let path = self.blob_path(id);
+        let file = match super::fsutil::open_object(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if let Some(bytes) = self.incoming_blob(id)? {
+                    *buf = bytes;
+                    buf.truncate(usize::try_from(max).unwrap_or(usize::MAX));
+                    return Ok(());
+                }
+                super::fsutil::open_object(&path)
+            }
+            other => other,
+        }
+        .map_err(|e| self.blob_error(id, &path, e))?;
+        file.take(max).read_to_end(buf).map_err(Error::io("read", &path))?;
+        Ok(())
+    }
 }
 
 impl Store {

@@ -48,6 +48,12 @@ impl Objects<'_> {
         self.store.open_blob(id)
     }
 
+    /// At most `max` bytes of blob `id`, put in `buf` (whose memory a caller reading many
+    /// blobs reuses).
+    pub fn read_blob(&self, id: &Id, max: u64, buf: &mut Vec<u8>) -> Result<()> {
+        self.store.read_blob(id, max, buf)
+    }
+
     /// Blob `id` from an incoming pack, checked against its id (`None` when no pack has it).
     pub fn incoming_blob(&self, id: &Id) -> Result<Option<Vec<u8>>> {
         self.store.incoming_blob(id)

@@ -176,3 +176,40 @@ fn init_agents_registers_the_server_beside_the_users_entries_and_removes_only_it
     assert!(err.contains("memorix::init::mcp_config"), "{err}");
     assert_eq!(fs::read_to_string(env.project.join(".cursor/mcp.json")).unwrap(), "[1, 2]\n");
 }
+
+#[test]
+fn registering_keeps_the_users_key_order_and_formatting() {
+    let env = TestEnv::new();
+    env.write("memorix.toml", "[agents]\nharnesses = [\"agents-md\"]\nmcp = true\n");
+    let theirs = r#"{
+    "zeta": {"keep": [1,2,   3]},
+    "mcpServers": {
+        "github": {
+            "command": "gh-mcp"
+        }
+    },
+    "alpha": true
+}
+"#;
+    env.write(".mcp.json", theirs);
+    env.run(&["init", "--agents"]).ok();
+    let added = r#"{
+    "zeta": {"keep": [1,2,   3]},
+    "mcpServers": {
+        "github": {
+            "command": "gh-mcp"
+        },
+        "memorix": {
+            "args": [
+                "mcp"
+            ],
+            "command": "memorix"
+        }
+    },
+    "alpha": true
+}
+"#;
+    assert_eq!(fs::read_to_string(env.project.join(".mcp.json")).unwrap(), added);
+    env.run(&["init", "--remove-agents"]).ok();
+    assert_eq!(fs::read_to_string(env.project.join(".mcp.json")).unwrap(), theirs, "the same bytes again");
+}

@@ -184,3 +184,90 @@ fn two_hundred_libraries_fit_the_top_index_and_the_block_names_every_one() {
     }
     assert!(top.contains(": The tokio crate: a long enough"), "descriptions are kept where they fit: {top}");
 }
+
+/// A `.crate` of `files` (paths under `evil-1.0.0/`) for crate `evil` 1.0.0, in a registry of
+/// its own; returns the registry and the artifact's checksum.
+fn evil_registry(env: &TestEnv, files: &[(String, Vec<u8>)]) -> (Registry, String) {
+    use sha2::{Digest, Sha256};
+    let root = env.root.join("registry");
+    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+    for (path, bytes) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_path(format!("evil-1.0.0/{path}")).unwrap();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append(&header, bytes.as_slice()).unwrap();
+    }
+    let crate_file = tar.into_inner().unwrap().finish().unwrap();
+    let cksum = hex::encode(Sha256::digest(&crate_file));
+    common::write_file(&root.join("crates/dl/evil/evil-1.0.0.crate"), &crate_file);
+    let line = format!("{{\"name\":\"evil\",\"vers\":\"1.0.0\",\"cksum\":\"{cksum}\"}}\n");
+    common::write_file(&root.join("crates/index/ev/il/evil"), line.as_bytes());
+    (Registry::serve(&root), cksum)
+}
+
+/// File names are third-party text: those the view's cap leaves out stand in the notice as
+/// literal text (an indented code block), so no emphasis, link, code span or HTML comment in
+/// a name reaches an agent as markup (book: design/fetching.md#the-docs-view).
+#[test]
+fn the_notice_of_what_the_cap_left_out_holds_hostile_names_as_literal_text() {
+    let env = TestEnv::new();
+    let hostile = [
+        "src/b*bold* _em_ # x.rs",
+        "src/c[x](https:evil.example) ![i](javascript:alert(1)).rs",
+        "src/d`code` <!-- hidden.rs",
+        "src/e<img src=x onerror=alert(1)>.rs",
+        "src/f --> </code> [ref]: https:evil.rs",
+    ];
+    let mut files = vec![
+        ("Cargo.toml".to_string(), b"[package]\nname = \"evil\"\nversion = \"1.0.0\"\n".to_vec()),
+        // Fills the 8 MiB cap but for 4 KiB, which none of the hostile files fits in.
+        ("src/a.rs".to_string(), vec![b'a'; (8 << 20) - 4096]),
+    ];
+    files.extend(hostile.iter().map(|p| (p.to_string(), vec![b'x'; 5000])));
+    let (registry, cksum) = evil_registry(&env, &files);
+    env.write(
+        "Cargo.lock",
+        &format!(
+            "version = 4\n\n[[package]]\nname = \"evil\"\nversion = \"1.0.0\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \"{cksum}\"\n"
+        ),
+    );
+    env.write(
+        "memorix.toml",
+        "[pins]\nfiles = [\"Cargo.lock\"]\n\n[mounts.\"libs/evil\"]\nselect = [\"docs/evil/@pin\"]\n",
+    );
+    run(&env, &registry, &["build"]).ok();
+
+    let notice = read(&env, "libs/evil/MEMORIX-OMITTED.md");
+    let listed: String = hostile.iter().map(|p| format!("    {p}  5000\n")).collect();
+    assert_eq!(
+        notice,
+        format!(
+            "# Left out of the docs view\n\nmemorix keeps at most 8 MiB of a library's docs view: the README, manifest, \
+             docs, examples and changelog first, then the API sources. These 5 files (25000 bytes) were left out, \
+             with their sizes in bytes:\n\n{listed}\nTo keep some of them, name them in memorix.toml: \
+             `[fetch.LIB] include = [\"GLOB\"]`.\n"
+        )
+    );
+    // Read as Markdown, the names are one code block's text and nothing else.
+    use pulldown_cmark::{Event, Parser, Tag};
+    let mut block = String::new();
+    let mut in_block = false;
+    for event in Parser::new(&notice) {
+        match event {
+            Event::Start(Tag::CodeBlock(_)) => in_block = true,
+            Event::End(_) if in_block => in_block = false,
+            Event::Text(t) if in_block => block += &t,
+            Event::Start(
+                tag @ (Tag::Link { .. } | Tag::Image { .. } | Tag::Emphasis | Tag::Strong | Tag::HtmlBlock),
+            ) => {
+                panic!("the notice has markup: {tag:?}")
+            }
+            Event::Html(h) | Event::InlineHtml(h) => panic!("the notice has HTML: {h}"),
+            _ => {}
+        }
+    }
+    let names: String = hostile.iter().map(|p| format!("{p}  5000\n")).collect();
+    assert_eq!(block, names, "every name, literally, in the code block");
+}

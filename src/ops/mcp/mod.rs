@@ -1,4 +1,4 @@
-//! `memorix mcp`: a Model Context Protocol server on stdin/stdout (the official Rust SDK,
+//! `memorix mcp`: the operation that serves the project's memory as a Model Context Protocol server on stdin/stdout (the official Rust SDK,
 //! `rmcp`), scoped to the project's environment: tools `search`, `read`, `libraries` and
 //! `explain`, each answering with the version and provenance of what it returns, and each
 //! search and read appended to the run ledger (book: mcp.md).
@@ -17,10 +17,10 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde::Deserialize;
 
+use super::read::{ReadRequest, libraries, read, record_read, record_search};
+use super::search::{SearchRequest, search};
+use super::{Context, Network};
 use crate::model::Kind;
-use crate::ops::read::{ReadRequest, libraries, read, record_read, record_search};
-use crate::ops::search::{SearchRequest, search};
-use crate::ops::{Context, Network};
 use crate::progress::Silent;
 
 mod transport;
@@ -81,7 +81,7 @@ pub struct ExplainParams {
 
 /// A tool's answer: the operation's typed result as structured JSON (and as text, for
 /// clients that read only text), or its error as a tool error.
-fn answer<T: serde::Serialize>(result: crate::ops::Result<T>) -> Result<CallToolResult, ErrorData> {
+fn answer<T: serde::Serialize>(result: super::Result<T>) -> Result<CallToolResult, ErrorData> {
     match result {
         Ok(value) => {
             let value =
@@ -142,7 +142,7 @@ impl Server {
     #[tool(description = "Where a delivered file came from: Store file, blob, locator, mount, \
         derivation, environment, version, registry artifact and hash, and conflicts decided there.")]
     fn explain(&self, Parameters(p): Parameters<ExplainParams>) -> Result<CallToolResult, ErrorData> {
-        answer(crate::ops::explain::explain(&self.ctx(), &p.path))
+        answer(super::explain::explain(&self.ctx(), &p.path))
     }
 }
 
