@@ -74,7 +74,11 @@ fn build(store: &Store, id: &Id, entries: &[DerivationEntry], budget: usize) -> 
     let failed = |e: tantivy::TantivyError| Error::Build { derivation: *id, reason: e.to_string() };
     let (_, fields) = Fields::schema();
     let mut parts = Vec::new();
-    let (mut w, mut ram) = part(budget).map_err(failed)?;
+    // tantivy sizes a segment's term table from the budget it is given; a library of a few
+    // files needs a small one (allocating and walking the full table cost a small index more
+    // than its text). The table grows as it fills, and the segment's bytes do not depend on it.
+    let table = (entries.len() << 16).max(2 << 20).min(budget);
+    let (mut w, mut ram) = part(table).map_err(failed)?;
     let mut buf = Vec::new();
     for entry in entries {
         let Some(text) = text_of(store, &entry.blob, &mut buf)? else { continue };
@@ -89,7 +93,7 @@ fn build(store: &Store, id: &Id, entries: &[DerivationEntry], budget: usize) -> 
             w.add_document(doc).map_err(failed)?;
         }
         if w.mem_usage() >= budget {
-            let (next, next_ram) = part(budget).map_err(failed)?;
+            let (next, next_ram) = part(table).map_err(failed)?;
             parts.push((std::mem::replace(&mut w, next).finalize().map_err(failed)?, ram));
             ram = next_ram;
         }
@@ -99,8 +103,9 @@ fn build(store: &Store, id: &Id, entries: &[DerivationEntry], budget: usize) -> 
 }
 
 /// A writer of one segment into a new RAM directory (the files are read back from the
-/// directory itself: through the index they lose their footer).
-fn part(budget: usize) -> tantivy::Result<(SingleSegmentIndexWriter, RamDirectory)> {
+/// directory itself: through the index they lose their footer), its term table sized for
+/// `table` bytes of memory.
+fn part(table: usize) -> tantivy::Result<(SingleSegmentIndexWriter, RamDirectory)> {
     let settings = IndexSettings {
         docstore_compression: Compressor::None,
         docstore_compress_dedicated_thread: false,
@@ -113,7 +118,7 @@ fn part(budget: usize) -> tantivy::Result<(SingleSegmentIndexWriter, RamDirector
         .schema(Fields::schema().0)
         .settings(settings)
         .tokenizers(tokenizers)
-        .single_segment_index_writer(ram.clone(), budget)?;
+        .single_segment_index_writer(ram.clone(), table)?;
     Ok((w, ram))
 }
 
