@@ -43,7 +43,8 @@ pub use error::{Error, Result};
 pub use mutex::Writer;
 
 /// The on-disk format this build writes (`store/VERSION`). Format 2 added the packs of
-/// `incoming/`, which an older memorix would not look in (book: store.md#format-versions).
+/// `incoming/`, which an older memorix would not look in
+/// (book: design/store.md#format-versions).
 pub const FORMAT_VERSION: u64 = 2;
 
 /// The oldest format this build reads: each format so far holds everything the one before
@@ -171,7 +172,7 @@ impl Store {
 
     /// Raises an older Store's VERSION to this build's format, under the writer lock and
     /// before anything is written: an older memorix then refuses the Store with `too_new`
-    /// instead of missing what it cannot read (book: store.md#format-versions).
+    /// instead of missing what it cannot read (book: design/store.md#format-versions).
     pub(super) fn upgrade_format(&self) -> Result<()> {
         if self.format >= FORMAT_VERSION {
             return Ok(());
