@@ -395,7 +395,7 @@ fn gc_dry_run_lists_unreachable_blobs_still_in_incoming_packs() {
     let id = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b"# 42\n"));
     assert_eq!(listed(&dry).len(), 95, "{dry}");
     assert!(listed(&dry).contains(&format!("blobs/{}/{id}", &id[..2])), "{dry}");
-    assert_eq!(count_files(&env.store.join("incoming")) > 0, true, "a dry run unpacks nothing");
+    assert!(count_files(&env.store.join("incoming")) > 0, "a dry run unpacks nothing");
     let gc = env.run(&["--json", "gc"]).ok().json();
     assert_eq!(listed(&gc), listed(&dry), "gc removes what its dry run listed");
     assert_eq!(gc["bytes"], dry["bytes"]);
