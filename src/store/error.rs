@@ -37,7 +37,9 @@ pub enum Error {
     #[error("the store's VERSION file {} is corrupt: {found:?}", path.display())]
     #[diagnostic(
         code(memorix::store::bad_version),
-        help("a store written by this memorix holds `1`; restore the file, or move the store aside")
+        help(
+            "a store written by this memorix holds `2` (or `1`, from an older memorix); restore the file, or move the store aside"
+        )
     )]
     StoreVersionCorrupt { path: PathBuf, found: String },
 

@@ -2,7 +2,7 @@
 //! a ref's chain (their trees and tagged trees), every derivation and environment with the
 //! blobs they name, and what each recorded project's lock and profile need.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -64,9 +64,17 @@ impl Store {
     }
 
     /// The files of objects nothing reaches (blobs, trees, packs, generations off every chain
-    /// and their index entries), and the packs that hold some trees nothing reaches.
-    fn unreachable(&self, projects: &[ProjectRoots]) -> Result<(Vec<PathBuf>, Vec<PackGarbage>)> {
+    /// and their index entries), and the packs that hold some trees nothing reaches. A blob
+    /// nothing reaches that is still in an incoming pack is listed by its loose path: gc's
+    /// writer unpacks `incoming/` first (so only a dry run finds any), then removes it.
+    fn unreachable(&self, projects: &[ProjectRoots]) -> Result<Garbage> {
         let Reachable { trees, blobs, gens } = self.reachable(projects)?;
+        let mut packed = HashMap::new();
+        for (id, len) in self.incoming_entries()? {
+            if !blobs.contains(&id) {
+                packed.insert(self.blob_path(&id), u64::from(len));
+            }
+        }
         let mut doomed = Vec::new();
         let mut repack = Vec::new();
         for pack in self.packs()?.iter() {
@@ -79,7 +87,14 @@ impl Store {
             }
         }
         for (dir, suffix, keep) in [("blobs", "", &blobs), ("trees", ".json", &trees)] {
-            for path in object_dirs(&self.root().join(dir)) {
+            let mut paths = object_dirs(&self.root().join(dir));
+            if dir == "blobs" {
+                // Listed where gc, having unpacked them, finds them (once if also loose).
+                paths.extend(packed.keys().cloned());
+                paths.sort();
+                paths.dedup();
+            }
+            for path in paths {
                 let id = path
                     .file_name()
                     .and_then(|n| n.to_str())
@@ -106,7 +121,7 @@ impl Store {
                 }
             }
         }
-        Ok((doomed, repack))
+        Ok(Garbage { doomed, repack, packed })
     }
 
     /// Adds every tree and blob below `start`; a missing tree is an error when `strict`, else
@@ -149,9 +164,10 @@ impl Store {
         };
         let mut out = GcOutcome { dry_run: true, temp_files, ..GcOutcome::default() };
         let live = self.live_projects(&mut out)?;
-        let (doomed, repack) = self.unreachable(&live)?;
+        let Garbage { doomed, repack, packed } = self.unreachable(&live)?;
         for path in doomed {
-            out.bytes += fs::symlink_metadata(&path).map(|m| m.len()).unwrap_or(0);
+            let len = fs::symlink_metadata(&path).map(|m| m.len());
+            out.bytes += len.unwrap_or_else(|_| packed.get(&path).copied().unwrap_or(0));
             out.unreachable.push(self.relative(&path));
         }
         for pack in &repack {
@@ -183,7 +199,9 @@ impl Writer<'_> {
         for gone in self.store.project_roots()?.iter().filter(|p| !p.is_live()) {
             self.forget_project(gone)?;
         }
-        let (doomed, repack) = self.store.unreachable(&live)?;
+        // Taking the lock unpacked `incoming/`: every blob gc removes is a file of its own.
+        let Garbage { doomed, repack, packed } = self.store.unreachable(&live)?;
+        debug_assert!(packed.is_empty(), "a writer finds no incoming pack");
         if !doomed.is_empty() || !repack.is_empty() {
             self.store.drop_stat_caches()?;
         }
@@ -205,6 +223,15 @@ impl Writer<'_> {
         self.merge_packs()?;
         Ok(out)
     }
+}
+
+/// What gc would remove (see [`Store::unreachable`]).
+struct Garbage {
+    doomed: Vec<PathBuf>,
+    repack: Vec<PackGarbage>,
+    /// The unreachable blobs of incoming packs, by the loose path gc gives them first (listed
+    /// in `doomed` too), with their sizes.
+    packed: HashMap<PathBuf, u64>,
 }
 
 /// A pack holding trees nothing reaches beside trees that are kept.

@@ -94,9 +94,15 @@ impl Store {
 
     /// The ids of every blob in an incoming pack; only the indexes are read.
     pub(super) fn incoming_blob_ids(&self) -> Result<Vec<Id>> {
+        Ok(self.incoming_entries()?.into_iter().map(|(id, _)| id).collect())
+    }
+
+    /// Every blob in an incoming pack, with its size; only the indexes are read.
+    pub(super) fn incoming_entries(&self) -> Result<Vec<(Id, u32)>> {
         let mut out = Vec::new();
         for pack in self.incoming_packs()?.iter() {
-            out.extend(pack.entries().map_err(|e| pack_error(pack.path(), e))?.into_iter().map(|e| e.0));
+            let entries = pack.entries().map_err(|e| pack_error(pack.path(), e))?;
+            out.extend(entries.into_iter().map(|(id, _, len)| (id, len)));
         }
         Ok(out)
     }
@@ -149,11 +155,19 @@ pub(super) struct Packer<'w, 's> {
     writer: &'w Writer<'s>,
     idle: Mutex<Vec<Builder>>,
     seen: Mutex<HashSet<Id>>,
+    /// The `blobs/<aa>` directories that held no file when the ingest began: a blob there
+    /// cannot be stored already, and needs no lookup (a first ingest makes none).
+    empty_fanout: [bool; 256],
 }
 
 impl<'w, 's> Packer<'w, 's> {
     pub(super) fn new(writer: &'w Writer<'s>) -> Self {
-        Packer { writer, idle: Mutex::new(Vec::new()), seen: Mutex::new(HashSet::new()) }
+        let blobs = writer.store.root().join("blobs");
+        let empty_fanout = std::array::from_fn(|byte| {
+            let dir = blobs.join(format!("{byte:02x}"));
+            std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none())
+        });
+        Packer { writer, idle: Mutex::new(Vec::new()), seen: Mutex::new(HashSet::new()), empty_fanout }
     }
 
     /// Stores `bytes` (at most [`SMALL_BLOB`]) as a blob, in a pack unless it is stored already.
@@ -161,8 +175,11 @@ impl<'w, 's> Packer<'w, 's> {
         let id = Id::of_bytes(bytes);
         let store = self.writer.store;
         // Under the writer lock no incoming pack is left (the lock's taker unpacked them): a
-        // blob already stored is a loose file.
-        let loose = || std::fs::symlink_metadata(store.blob_path(&id)).is_ok();
+        // blob already stored is a loose file, and only the writer lock's holder adds one.
+        let loose = || {
+            !self.empty_fanout[usize::from(id.as_bytes()[0])]
+                && std::fs::symlink_metadata(store.blob_path(&id)).is_ok()
+        };
         if !self.seen.lock().expect("not poisoned").insert(id) || loose() {
             return Ok(id);
         }

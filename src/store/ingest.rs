@@ -311,10 +311,9 @@ impl Writer<'_> {
             let meta = file.metadata().map_err(Error::io("stat", abs))?;
             let id = match packer.filter(|_| meta.len() <= SMALL_BLOB) {
                 // One buffer per thread, reused: a fresh one per file costs a page fault per page.
-                Some(packer) => BUFFER.with_borrow_mut(|buf| {
-                    read_small(file, abs, meta.len(), buf)?;
-                    packer.put(buf)
-                })?,
+                Some(packer) => {
+                    BUFFER.with_borrow_mut(|buf| packer.put(read_small(file, abs, meta.len(), buf)?))?
+                }
                 None => self.put_blob_open(file, abs, meta.len())?,
             };
             (meta, id, false)
@@ -434,12 +433,25 @@ thread_local! {
 }
 
 /// Reads a small file whole into `buf` (`len` from a stat already made; a file that grew
-/// since is still read whole), skipping the `fstat` and `lseek` of `File::read_to_end`'s
-/// size hint.
-fn read_small(file: std::fs::File, path: &Path, len: u64, buf: &mut Vec<u8>) -> Result<()> {
+/// since is still read whole): the first read asks for one byte more than `len`, so a file
+/// that did not change takes two reads, the second finding its end. `buf` keeps its size
+/// between files (only its first bytes are the file's), so it is zeroed only as it grows.
+fn read_small<'b>(mut file: std::fs::File, path: &Path, len: u64, buf: &'b mut Vec<u8>) -> Result<&'b [u8]> {
     use std::io::Read;
-    buf.clear();
-    buf.reserve(len as usize + 1);
-    file.take(u64::MAX).read_to_end(buf).map_err(Error::io("read", path))?;
-    Ok(())
+    let want = len as usize + 1;
+    if buf.len() < want {
+        buf.resize(want, 0);
+    }
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => return Ok(&buf[..filled]),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io("read", path)(e)),
+        }
+    }
 }

@@ -42,8 +42,14 @@ use crate::progress::Progress;
 pub use error::{Error, Result};
 pub use mutex::Writer;
 
-/// The on-disk format this build reads and writes (`store/VERSION`).
-pub const FORMAT_VERSION: u64 = 1;
+/// The on-disk format this build writes (`store/VERSION`). Format 2 added the packs of
+/// `incoming/`, which an older memorix would not look in
+/// (book: design/store.md#format-versions).
+pub const FORMAT_VERSION: u64 = 2;
+
+/// The oldest format this build reads: each format so far holds everything the one before
+/// it does, so an older Store is read as it is and upgraded by its first writer.
+const OLDEST_FORMAT: u64 = 1;
 
 /// Top-level names a store may hold; a directory with anything else and no VERSION is not ours.
 const LAYOUT: &[&str] = &[
@@ -74,6 +80,8 @@ static OPENED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
+    /// The format its VERSION named when it was opened.
+    format: u64,
     /// Shared by clones: a pack opened once serves every handle.
     packs: std::sync::Arc<pack::Packs>,
     /// Trees this process read and checked, shared by clones (see [`tree::Decoded`]).
@@ -99,7 +107,7 @@ impl Store {
     /// Opens an existing store for reading.
     pub fn open(root: &Path) -> Result<Store> {
         let version = root.join("VERSION");
-        match fsutil::read_text(&version) {
+        let format = match fsutil::read_text(&version) {
             Ok(text) => check_version(&version, &text)?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(if root.is_dir() && !is_vacant(root)? {
@@ -109,9 +117,9 @@ impl Store {
                 });
             }
             Err(e) => return Err(Error::io("read", &version)(e)),
-        }
+        };
         OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Store { root: root.to_path_buf(), packs: Default::default(), decoded: Default::default() })
+        Ok(Store { root: root.to_path_buf(), format, packs: Default::default(), decoded: Default::default() })
     }
 
     /// Opens the store, creating an empty one first if the directory is absent or empty.
@@ -161,7 +169,24 @@ impl Store {
             root.display()
         ));
         OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Store { root: root.to_path_buf(), packs: Default::default(), decoded: Default::default() })
+        Ok(Store {
+            root: root.to_path_buf(),
+            format: FORMAT_VERSION,
+            packs: Default::default(),
+            decoded: Default::default(),
+        })
+    }
+
+    /// Raises an older Store's VERSION to this build's format, under the writer lock and
+    /// before anything is written: an older memorix then refuses the Store with `too_new`
+    /// instead of missing what it cannot read (book: design/store.md#format-versions).
+    pub(super) fn upgrade_format(&self) -> Result<()> {
+        if self.format >= FORMAT_VERSION {
+            return Ok(());
+        }
+        let version = format!("{FORMAT_VERSION}\n");
+        fsutil::write_atomic(&self.tmp_dir(), &self.root.join("VERSION"), version.as_bytes())?;
+        Ok(fsutil::sync_dir(&self.root)?)
     }
 
     pub fn root(&self) -> &Path {
@@ -207,10 +232,11 @@ impl Store {
     }
 }
 
-fn check_version(path: &Path, text: &str) -> Result<()> {
+/// The format a VERSION file names, if this build reads it.
+fn check_version(path: &Path, text: &str) -> Result<u64> {
     let trimmed = text.strip_suffix('\n').unwrap_or(text);
     match trimmed.parse::<u64>() {
-        Ok(v) if v == FORMAT_VERSION => Ok(()),
+        Ok(v) if (OLDEST_FORMAT..=FORMAT_VERSION).contains(&v) => Ok(v),
         Ok(v) if v > FORMAT_VERSION => {
             Err(Error::StoreTooNew { path: path.to_path_buf(), found: v, supported: FORMAT_VERSION })
         }

@@ -112,6 +112,7 @@ impl Store {
             super::checkout::remove_readonly_tree(&entry.path())?;
             stale_temp += 1;
         }
+        self.upgrade_format()?;
         let writer = self.writer_with(file, stale_temp);
         writer.spare_behind.store(spare_behind, Ordering::Relaxed);
         // Blobs a fill did not get to unpack (it was killed, or never started): every writer

@@ -374,3 +374,32 @@ fn an_ingest_packs_small_blobs_and_verify_rehashes_them() {
         "{bad:?}"
     );
 }
+
+/// Killed after its packs are durable in `incoming/` but before its ref moved, an ingest
+/// leaves packed blobs nothing reaches: `gc --dry-run` (which takes no lock, so unpacks
+/// nothing) lists them as gc then removes them, by their loose paths, and gc leaves neither
+/// packs nor those blobs.
+#[test]
+fn gc_dry_run_lists_unreachable_blobs_still_in_incoming_packs() {
+    let env = many_files(100);
+    let loose_before = count_files(&env.store.join("blobs"));
+    let mut run = env.command();
+    let run = env.run_cmd(run.args(["ingest", "rules/team/", "r"]).env("MEMORIX_CRASH_AT", "publish.synced"));
+    assert_eq!(run.code, -6, "{}", run.stderr);
+    assert!(count_files(&env.store.join("incoming")) > 0, "the packs are in incoming/");
+    let dry = env.run(&["--json", "gc", "--dry-run"]).ok().json();
+    let listed = |out: &serde_json::Value| -> Vec<String> {
+        let all = out["unreachable"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string());
+        all.filter(|p| p.starts_with("blobs/")).collect()
+    };
+    let id = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b"# 42\n"));
+    assert_eq!(listed(&dry).len(), 95, "{dry}");
+    assert!(listed(&dry).contains(&format!("blobs/{}/{id}", &id[..2])), "{dry}");
+    assert!(count_files(&env.store.join("incoming")) > 0, "a dry run unpacks nothing");
+    let gc = env.run(&["--json", "gc"]).ok().json();
+    assert_eq!(listed(&gc), listed(&dry), "gc removes what its dry run listed");
+    assert_eq!(gc["bytes"], dry["bytes"]);
+    assert_eq!(count_files(&env.store.join("incoming")), 0);
+    assert_eq!(count_files(&env.store.join("blobs")), loose_before);
+    env.run(&["verify"]).ok();
+}

@@ -316,12 +316,35 @@ fn bad_inputs_exit_2_and_leave_the_store_untouched() {
     let err = refused(&env, &["ingest", "rules/team/", src]);
     assert!(
         err.contains(
-            "store format 7 at [ROOT]/store/VERSION is newer than this memorix understands (format 1)"
+            "store format 7 at [ROOT]/store/VERSION is newer than this memorix understands (format 2)"
         ),
         "{err}"
     );
-    fs::write(&version, "1\n").unwrap();
+    fs::write(&version, "2\n").unwrap();
     env.run(&["verify"]).ok();
+}
+
+/// A Store of format 1 (before incoming packs) is read as it is; its first writer raises
+/// VERSION to 2, so an older memorix refuses it instead of missing packed blobs.
+#[test]
+fn an_older_format_store_is_read_and_upgraded_by_its_first_writer() {
+    let env = TestEnv::new();
+    let src = fixed_tree(&env);
+    env.run(&["ingest", "rules/team/", src.to_str().unwrap()]).ok();
+    let version = env.store.join("VERSION");
+    assert_eq!(fs::read_to_string(&version).unwrap(), "2\n", "a new Store is format 2");
+    fs::write(&version, "1\n").unwrap();
+
+    let listed = env.run(&["ls", "rules/team/"]).ok().stdout;
+    assert!(listed.contains("README.md"), "{listed}");
+    assert_eq!(fs::read_to_string(&version).unwrap(), "1\n", "a reader leaves the format as it is");
+
+    env.write("fixed/more.md", "more\n");
+    env.run(&["ingest", "rules/team/", src.to_str().unwrap()]).ok();
+    assert_eq!(fs::read_to_string(&version).unwrap(), "2\n", "the first writer upgrades the Store");
+    env.run(&["verify"]).ok();
+    let listed = env.run(&["ls", "rules/team/"]).ok().stdout;
+    assert!(listed.contains("README.md") && listed.contains("more.md"), "{listed}");
 }
 
 #[test]
