@@ -2,6 +2,7 @@
 //! paths, and the conflict decisions between nested mounts. The record is exactly the hashed
 //! part; its files are recomputed from it and its derivations.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -58,16 +59,16 @@ impl Store {
     /// deeper mounts win, then the recorded decisions apply.
     pub(super) fn environment_files(&self, record: &EnvironmentRecord) -> Result<EnvFiles> {
         Store::environment_files_from(record, |drv| {
-            Ok(self.read_derivation(drv)?.entries.into_iter().map(|e| (e.path, e.blob)).collect())
+            Ok(Cow::Owned(self.read_derivation(drv)?.entries.into_iter().map(|e| (e.path, e.blob)).collect()))
         })
     }
 
     /// [`Store::environment_files`] with each derivation's entries from `derivation_entries`,
-    /// so `verify`, which has decoded every derivation once already, does not decode them
-    /// again per environment.
-    pub(super) fn environment_files_from(
+    /// so `verify`, which has decoded every derivation once already, lends them instead of
+    /// decoding (or copying) them again per environment.
+    pub(super) fn environment_files_from<'d>(
         record: &EnvironmentRecord,
-        mut derivation_entries: impl FnMut(&Id) -> Result<BTreeMap<StorePath, Id>>,
+        mut derivation_entries: impl FnMut(&Id) -> Result<Cow<'d, BTreeMap<StorePath, Id>>>,
     ) -> Result<EnvFiles> {
         let mut entries_of = BTreeMap::new();
         for (mount, drv) in &record.mounts {
@@ -77,7 +78,7 @@ impl Store {
         mounts.sort_by_key(|m| m.components().count());
         let mut files = BTreeMap::new();
         for mount in mounts {
-            for (p, blob) in &entries_of[mount] {
+            for (p, blob) in entries_of[mount].iter() {
                 files.insert(mount.join_path(p), (mount.clone(), *blob));
             }
         }

@@ -672,7 +672,9 @@ impl Verifier<'_> {
                 );
                 continue;
             }
-            let files = Store::environment_files_from(&record, |drv| Ok(derivations[drv].clone()));
+            let files = Store::environment_files_from(&record, |drv| {
+                Ok(std::borrow::Cow::Borrowed(&derivations[drv]))
+            });
             let expected = match files {
                 Ok(files) => files.into_iter().map(|(p, (_, b))| (p.to_string(), b)).collect(),
                 Err(e) => {
