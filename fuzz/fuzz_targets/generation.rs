@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use memorix::model::{Id, canonical};
-use memorix::store::generation::Generation;
+use memorix::store::records::Generation;
 
 fuzz_target!(|data: &[u8]| {
     // The id the content would have if it is a generation, so decoding can get past the hash.

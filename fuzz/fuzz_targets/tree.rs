@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use memorix::model::{Name, canonical};
-use memorix::store::tree::Tree;
+use memorix::store::objects::Tree;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(tree) = Tree::decode(data) else { return };

@@ -16,12 +16,12 @@ use crate::manifest::{DeliveryMode as Mode, Manifest};
 use crate::model::Id;
 use crate::model::path::ancestors;
 use crate::progress::Progress;
-use crate::store::blob::hash_file;
+use crate::store::objects::hash_file;
 
 mod index;
 mod placement;
-use crate::store::checkout::{Dirs, exchange, fill_tree, remove_readonly_tree};
-use crate::store::derivation::Provenance;
+use crate::store::objects::{Dirs, exchange, fill_tree, remove_readonly_tree};
+use crate::store::records::Provenance;
 use crate::store::{Store, fsutil};
 use crate::view::artifacts;
 use crate::view::derivation_plan::DerivationPlan;

@@ -28,10 +28,10 @@ use crate::model::{Id, Locator, StorePath};
 use crate::pins::{Ecosystem, PinnedArtifact};
 use crate::progress::Progress;
 use crate::store::Writer;
-use crate::store::fetched::FetchRecord;
-use crate::store::ingest::VersionLabel;
-use crate::store::merkle::Dir;
-use crate::store::tree::Tree;
+use crate::store::objects::Dir;
+use crate::store::objects::Tree;
+use crate::store::records::FetchRecord;
+use crate::store::records::VersionLabel;
 
 /// A registry memorix fetches from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -20,9 +20,9 @@ use crate::model::harness::AgentsSpec;
 use crate::profile::Profile;
 use crate::remote::transfer::FetchReport;
 use crate::resolve::{CheckReport, Refresh, Resolution};
-use crate::store::generation::now_rfc3339;
 use crate::store::maintenance::Maintenance;
-use crate::store::quest::{self, QuestKind, ResolveRecord};
+use crate::store::records::now_rfc3339;
+use crate::store::records::{self, QuestKind, ResolveRecord};
 use crate::store::{Store, Writer, fsutil};
 pub use crate::view::artifacts::HookFailure;
 use crate::view::artifacts::Hooks;
@@ -406,7 +406,7 @@ fn realise_derivations(
     plans: &[DerivationPlan],
     hooks: &mut Hooks,
 ) -> Result<Vec<BuiltDerivation>> {
-    let dir = quest::project_key(&m.dir);
+    let dir = records::project_key(&m.dir);
     let time = now_rfc3339();
     let mut built = Vec::new();
     let mut records = Vec::with_capacity(plans.len());
@@ -440,7 +440,7 @@ fn realise_environment(writer: &Writer, m: &Manifest, plan: &EnvironmentPlan) ->
         kind: QuestKind::Environment,
         selection: m.mounts.iter().map(|x| crate::view::selection(x, true)).collect(),
         intent: m.intent.as_deref(),
-        dir: &quest::project_key(&m.dir),
+        dir: &records::project_key(&m.dir),
         mount: "",
         current: env_id,
         time: &now_rfc3339(),
@@ -682,10 +682,10 @@ fn inputs_stamp(ctx: &Context) -> Result<String> {
         stat(&m.dir.join(f));
     }
     for s in &m.sources {
-        match crate::store::source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])? {
-            crate::store::source::Layout::Tree { files, .. } => files.iter().for_each(|(_, abs)| stat(abs)),
-            crate::store::source::Layout::File(p) => stat(&p),
-            crate::store::source::Layout::Stdin => {}
+        match crate::store::objects::layout(&s.dest, &[m.dir.join(s.folder.as_str())])? {
+            crate::store::objects::Layout::Tree { files, .. } => files.iter().for_each(|(_, abs)| stat(abs)),
+            crate::store::objects::Layout::File(p) => stat(&p),
+            crate::store::objects::Layout::Stdin => {}
         }
     }
     Ok(hex::encode(h.finalize()))

@@ -70,7 +70,7 @@ pub fn changes(ctx: &Context, library: &str, from: Option<&str>, to: Option<&str
 }
 
 fn library_key(library: &str) -> String {
-    crate::store::versions::library_key(library)
+    crate::store::records::library_key(library)
 }
 
 /// The versions memorix.lock has of `library`, each with the artifact it was fetched from.

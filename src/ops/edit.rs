@@ -14,7 +14,7 @@ use crate::diagnostics::FromIo;
 use crate::manifest;
 use crate::model::Locator;
 use crate::store::fsutil;
-use crate::store::quest::QuestKind;
+use crate::store::records::QuestKind;
 
 /// What `add` puts into the mount.
 pub enum Addition {

@@ -96,7 +96,7 @@ pub fn explain(ctx: &Context, path: &str) -> Result<Explanation> {
 fn derived(
     ctx: &Context,
     project: &Project,
-    env: &crate::store::environment::EnvironmentRecord,
+    env: &crate::store::records::EnvironmentRecord,
     environment: Id,
     rel: &StorePath,
 ) -> Result<Option<Explanation>> {

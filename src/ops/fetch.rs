@@ -271,7 +271,7 @@ fn filter_of(d: &crate::manifest::FetchDecl) -> Filter {
 
 /// The filter of `library` (a normalized name, as memorix.lock records it) by `[fetch.LIB]`.
 pub(crate) fn filter(m: &Manifest, library: &str) -> Filter {
-    let key = crate::store::versions::library_key;
+    let key = crate::store::records::library_key;
     m.fetch
         .iter()
         .find(|(name, _)| key(name) == key(library))
@@ -287,7 +287,7 @@ pub(crate) fn request(
     pin: ResolvedPin,
     entry: Option<&LockedLocator>,
 ) -> Request {
-    let key = |n: &str| crate::store::versions::library_key(n);
+    let key = |n: &str| crate::store::records::library_key(n);
     let dest = if loc.path.file_name().is_some_and(|n| key(n) == key(&pin.library)) {
         Locator::new(loc.kind, loc.path.clone(), true)
     } else {

@@ -13,8 +13,8 @@ use crate::lock::{LockedSource, Lockfile};
 use crate::manifest::GitSourceDecl;
 use crate::resolve::{Refresh, git_origin_matches};
 use crate::store::Writer;
-use crate::store::ingest::{Ingest, VersionLabel};
-use crate::store::source;
+use crate::store::objects;
+use crate::store::records::{Ingest, VersionLabel};
 
 /// A git source whose locked commit changed.
 #[derive(Debug, Clone, Serialize)]
@@ -105,14 +105,14 @@ fn take(
     // The lock holds only full commit ids; hex digits alone keep the name a plain file name.
     let short: String = commit.chars().filter(char::is_ascii_hexdigit).take(12).collect();
     let dir = tmp.join(format!("git-{short}"));
-    let _ = crate::store::checkout::remove_readonly_tree(&dir);
+    let _ = crate::store::objects::remove_readonly_tree(&dir);
     let path = g.path.as_ref().map(|p| p.to_string());
     let exported = cache.export(&g.url, commit, path.as_deref(), &dir);
     let ingested = exported.map_err(Error::from).and_then(|()| {
         let label = g.version.clone().map(|version| VersionLabel { version, library: None });
         let request = Ingest {
             dest: &g.dest,
-            layout: source::layout(&g.dest, std::slice::from_ref(&dir))?,
+            layout: objects::layout(&g.dest, std::slice::from_ref(&dir))?,
             merge: false,
             label: label.as_ref(),
             message: Some(format!("[sources] git {} at {commit}", g.url)),
@@ -120,7 +120,7 @@ fn take(
         let outcome = writer.ingest(request, ctx.progress)?;
         Ok(outcome.content(writer.store, &g.dest)?)
     });
-    let _ = crate::store::checkout::remove_readonly_tree(&dir);
+    let _ = crate::store::objects::remove_readonly_tree(&dir);
     Ok(LockedSource {
         path: path.unwrap_or_default(),
         hash: ingested?,

@@ -17,9 +17,9 @@ use crate::diagnostics::FromIo;
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
 use crate::store::Store;
-use crate::store::environment::EnvFiles;
-use crate::store::generation::now_rfc3339;
-use crate::store::quest;
+use crate::store::records;
+use crate::store::records::EnvFiles;
+use crate::store::records::now_rfc3339;
 
 pub const RUNS: &str = "runs.jsonl";
 
@@ -108,7 +108,7 @@ fn count_reads(ctx: &Context, env: &Id) -> Result<()> {
     let store = ctx.store()?;
     let writer = store.writer(ctx.progress)?;
     let m = &ctx.project()?.manifest;
-    let dir = quest::project_key(&m.dir);
+    let dir = records::project_key(&m.dir);
     let mut ids = vec![(crate::view::environment_quest(m), String::new())];
     ids.extend(m.mounts.iter().map(|x| (crate::view::derivation_quest(x), x.path.to_string())));
     let record = store.records().read_environment(env)?;

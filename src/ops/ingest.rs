@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use super::context::Context;
 use super::error::{Error, Result};
 use crate::model::Locator;
-pub use crate::store::diff::ChangeKind;
-pub use crate::store::ingest::VersionLabel;
-use crate::store::ingest::{Ingest, IngestOutcome};
-use crate::store::source::{self, Layout};
+pub use crate::store::objects::ChangeKind;
+use crate::store::objects::{self, Layout};
+pub use crate::store::records::VersionLabel;
+use crate::store::records::{Ingest, IngestOutcome};
 
 pub struct IngestRequest {
     /// Where the content goes; a place, without selector.
@@ -24,7 +24,7 @@ pub struct IngestRequest {
 
 /// Scans every source before the Store is touched, then ingests under the writer lock.
 pub fn ingest(ctx: &Context, req: IngestRequest) -> Result<IngestOutcome> {
-    let layout = source::layout(&req.dest, &req.sources)?;
+    let layout = objects::layout(&req.dest, &req.sources)?;
     if req.version.is_some()
         && (!matches!(layout, Layout::Tree { .. }) || req.dest.path.is_root() || req.merge)
     {

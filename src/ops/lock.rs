@@ -13,8 +13,8 @@ use crate::lock::{self, LockedSource, Lockfile};
 use crate::model::Id;
 use crate::resolve::{self, CheckReport, Refresh, Resolution};
 use crate::store::Writer;
-use crate::store::ingest::{Ingest, VersionLabel};
-use crate::store::source;
+use crate::store::objects;
+use crate::store::records::{Ingest, VersionLabel};
 
 #[derive(Debug, Serialize)]
 pub struct LockOutcome {
@@ -182,7 +182,7 @@ pub(crate) fn ingest_sources(ctx: &Context, writer: &Writer) -> Result<BTreeMap<
         let label = s.version.clone().map(|version| VersionLabel { version, library: None });
         let request = Ingest {
             dest: &s.dest,
-            layout: source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])?,
+            layout: objects::layout(&s.dest, &[m.dir.join(s.folder.as_str())])?,
             merge: false,
             label: label.as_ref(),
             message: Some(format!("[sources] of {project}")),

@@ -6,8 +6,8 @@ use super::context::Context;
 use super::error::Result;
 use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
 use crate::store::Store;
-use crate::store::diff::{Change, ChangeKind, diff_trees};
-pub use crate::store::generation::GenSummary;
+use crate::store::objects::{Change, ChangeKind, diff_trees};
+pub use crate::store::records::GenSummary;
 
 #[derive(Debug, Serialize)]
 pub struct LogEntry {

@@ -8,7 +8,7 @@ use super::context::Context;
 use super::error::{Error, Result};
 use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, Locator};
-use crate::store::generation::GenSummary;
+use crate::store::records::GenSummary;
 
 pub struct LsRequest {
     pub locator: Locator,

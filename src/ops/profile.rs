@@ -10,7 +10,7 @@ use crate::deliver::{self, Delivery, Look, Placed, Shown};
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
 use crate::store::Store;
-use crate::store::generation::now_rfc3339;
+use crate::store::records::now_rfc3339;
 
 pub fn history(ctx: &Context) -> Result<Profile> {
     Ok(Profile::load(&ctx.project()?.state_dir)?)

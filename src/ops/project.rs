@@ -14,7 +14,7 @@ use crate::manifest::{self, Manifest};
 use crate::model::{EntryKind, Locator};
 use crate::progress::Progress;
 use crate::store::fsutil;
-use crate::store::roots::ProjectRoots;
+use crate::store::records::ProjectRoots;
 
 /// The record of the versions the last update moved, in the state directory.
 pub(crate) const MOVED: &str = "moved.json";
@@ -113,7 +113,7 @@ impl Project {
         // Holding the lock, no fill is running: a marker left is from one that was killed.
         let _ = std::fs::remove_file(&filling);
         for leftover in ["tmp/stage", "tmp/parked"] {
-            crate::store::checkout::remove_readonly_tree(&self.state_dir.join(leftover))?;
+            crate::store::objects::remove_readonly_tree(&self.state_dir.join(leftover))?;
         }
         for e in std::fs::read_dir(&self.state_dir).map_err(Error::io("read", &self.state_dir))?.flatten() {
             if fsutil::is_temp_name(&e.file_name()) && !fsutil::temp_writer_alive(&e.file_name()) {

@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::context::Context;
 use super::error::{Error, Result};
 use crate::model::IdPrefix;
-pub use crate::store::quest::Quest;
+pub use crate::store::records::Quest;
 
 pub fn list(ctx: &Context) -> Result<Vec<Quest>> {
     Ok(ctx.store()?.records().all_quests()?)

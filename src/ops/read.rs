@@ -14,7 +14,7 @@ use super::search::{Scope, SearchOutcome, Source, cut, scope};
 use crate::diagnostics::FromIo;
 use crate::model::Id;
 use crate::profile::Profile;
-use crate::store::generation::now_rfc3339;
+use crate::store::records::now_rfc3339;
 
 /// Lines longer than this are cut in a read (a minified file is one line).
 const READ_LINE: usize = 2000;

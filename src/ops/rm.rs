@@ -3,7 +3,7 @@
 use super::context::Context;
 use super::error::{Error, Result};
 use crate::model::Locator;
-use crate::store::ingest::RmOutcome;
+use crate::store::records::RmOutcome;
 
 pub struct RmRequest {
     pub paths: Vec<Locator>,

@@ -6,10 +6,10 @@ use super::context::Context;
 use super::error::{Error, Result};
 use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, IdPrefix};
-use crate::store::derivation::DerivationRecord;
-use crate::store::environment::EnvironmentRecord;
-use crate::store::generation::Generation;
-use crate::store::locate::Found;
+use crate::store::records::DerivationRecord;
+use crate::store::records::EnvironmentRecord;
+use crate::store::records::Found;
+use crate::store::records::Generation;
 
 #[derive(Debug, Serialize)]
 pub struct ShownEntry {

@@ -7,7 +7,7 @@ use super::project::Project;
 use crate::deliver::{self, Delivery};
 use crate::progress::Progress;
 use crate::store::Store;
-use crate::store::verify::{Problem, VerifyReport};
+use crate::store::maintenance::{Problem, VerifyReport};
 
 /// `verify`: the Store's own check. It reads without waiting for writers, so a build or `gc`
 /// at work can show it an object or checkout in passing; whatever it finds wrong is checked

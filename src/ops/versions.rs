@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::context::Context;
 use super::error::Result;
 use crate::model::{Id, Kind, Locator, StorePath, version};
-use crate::store::versions::library_key;
+use crate::store::records::library_key;
 
 #[derive(Debug, Serialize)]
 pub struct LibraryVersions {

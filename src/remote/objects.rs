@@ -11,10 +11,10 @@ use crate::diagnostics::FromIo;
 use crate::lock::Lockfile;
 use crate::model::{EntryKind, Id, Kind, Locator, canonical};
 use crate::store::Store;
-use crate::store::derivation::DerivationRecord;
-use crate::store::environment::EnvironmentRecord;
-use crate::store::generation::Generation;
-use crate::store::tree::Tree;
+use crate::store::objects::Tree;
+use crate::store::records::DerivationRecord;
+use crate::store::records::EnvironmentRecord;
+use crate::store::records::Generation;
 
 /// One content-addressed object. Variant order is upload order: what an object names is
 /// uploaded before it.

@@ -14,10 +14,10 @@ use crate::diagnostics::FromIo;
 use crate::lock::Lockfile;
 use crate::model::{EntryKind, Id, Kind, RemoteUrl};
 use crate::progress::Progress;
-use crate::store::derivation::DerivationRecord;
-use crate::store::environment::EnvironmentRecord;
-use crate::store::quest::Quest;
-use crate::store::tree::Tree;
+use crate::store::objects::Tree;
+use crate::store::records::DerivationRecord;
+use crate::store::records::EnvironmentRecord;
+use crate::store::records::Quest;
 use crate::store::{Store, Writer};
 
 #[derive(Debug, Default, Serialize)]
@@ -153,7 +153,7 @@ fn read_checked(store: &Store, obj: &Object) -> Result<Upload> {
         if size > MAX_BLOB {
             return Err(Error::BlobTooLarge { blob: *id, size, max: MAX_BLOB });
         }
-        let actual = crate::store::blob::hash_object(&path).map_err(Error::io("read", &path))?;
+        let actual = crate::store::objects::hash_object(&path).map_err(Error::io("read", &path))?;
         if actual != *id {
             return Err(corrupt(format!("its content hashes to {actual}")).into());
         }

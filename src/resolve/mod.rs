@@ -18,8 +18,8 @@ use crate::manifest::{Manifest, MountDecl, SourceDecl};
 use crate::model::{EntryKind, Id, Kind, Locator, Selector, canonical};
 use crate::pins::{Pins, ResolvedPin};
 use crate::store::Store;
-use crate::store::source::{self, Snapshot};
-use crate::store::tree::{Overlay, TreeSource};
+use crate::store::objects::{self, Snapshot};
+use crate::store::objects::{Overlay, TreeSource};
 use crate::view::derivation_plan::{self as derivation, DerivationPlan, Selected};
 use crate::view::environment_plan::{self as environment, EnvironmentPlan};
 pub use error::{Error, Result};
@@ -138,8 +138,8 @@ pub fn mount_inputs(m: &Manifest, mount: &MountDecl) -> Id {
 
 /// Hashes a source folder in memory, as `ingest` would store it.
 pub fn snapshot_source(m: &Manifest, s: &SourceDecl) -> Result<Snapshot> {
-    let layout = source::layout(&s.dest, &[m.dir.join(s.folder.as_str())])?;
-    Ok(source::snapshot(layout)?)
+    let layout = objects::layout(&s.dest, &[m.dir.join(s.folder.as_str())])?;
+    Ok(objects::snapshot(layout)?)
 }
 
 fn is_pinned(loc: &Locator) -> bool {
@@ -202,7 +202,7 @@ fn locate_pinned(
     loc: &Locator,
     p: &ResolvedPin,
     own: &[Id],
-) -> crate::store::Result<crate::store::locate::Located> {
+) -> crate::store::Result<crate::store::records::Located> {
     let scheme = Some(p.ecosystem.scheme());
     let (library, version, policy) = (Some(p.library.as_str()), &p.docs_version, mount.policy());
     // Several sources may feed one locator (one per version): the one of the picked version.

@@ -11,8 +11,8 @@ use crate::lock::{LockedLocator, Lockfile};
 use crate::manifest::{Manifest, MountDecl};
 use crate::model::{Id, Locator, Selector, StorePath};
 use crate::store::Store;
-use crate::store::source::Snapshot;
-use crate::store::tree::{Overlay, lookup};
+use crate::store::objects::Snapshot;
+use crate::store::objects::{Overlay, lookup};
 use crate::view::derivation_plan::{DerivationPlan, Selected};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -14,7 +14,7 @@ use tantivy::{Index, IndexSettings, SingleSegmentIndexWriter, TantivyDocument};
 use super::error::{Error, Result};
 use super::{Fields, pack, tokens};
 use crate::model::{Id, Name};
-use crate::store::derivation::{DerivationEntry, DerivationRecord};
+use crate::store::records::{DerivationEntry, DerivationRecord};
 use crate::store::{Store, Writer};
 
 /// The artifact's name; the suffix changes when the index's form does.

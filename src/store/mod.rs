@@ -1,35 +1,12 @@
 //! The Store: content-addressed blobs, canonical tree objects, generations per kind, refs, and
 //! the read-only `latest/` checkouts (book: design/store.md#layout).
 
-pub mod blob;
-pub mod checkout;
-pub mod derivation;
-pub mod diff;
-pub mod environment;
 pub mod error;
-pub mod fetched;
 pub mod fsutil;
-pub mod gc;
-pub mod generation;
-pub mod incoming;
-pub mod ingest;
-pub mod locate;
 pub mod maintenance;
-pub mod memo;
-pub mod merkle;
 pub mod mutex;
-mod objdir;
 pub mod objects;
-pub mod pack;
-pub mod purge;
-pub mod quest;
 pub mod records;
-pub mod roots;
-pub mod source;
-pub mod statcache;
-pub mod tree;
-pub mod verify;
-pub mod versions;
 
 use std::fs;
 use std::io;
@@ -83,9 +60,9 @@ pub struct Store {
     /// The format its VERSION named when it was opened.
     format: u64,
     /// Shared by clones: a pack opened once serves every handle.
-    packs: std::sync::Arc<pack::Packs>,
-    /// Trees this process read and checked, shared by clones (see [`tree::Decoded`]).
-    decoded: std::sync::Arc<tree::Decoded>,
+    packs: std::sync::Arc<objects::pack::Packs>,
+    /// Trees this process read and checked, shared by clones (see [`objects::tree::Decoded`]).
+    decoded: std::sync::Arc<objects::tree::Decoded>,
 }
 
 impl Store {

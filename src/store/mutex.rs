@@ -24,15 +24,15 @@ pub struct Writer<'s> {
     dirty: AtomicBool,
     /// A `syncfs` started early (see [`Writer::start_sync`]).
     early_sync: std::sync::Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
-    /// Incoming packs being sealed (see incoming.rs), waited for by [`Writer::sync`].
+    /// Incoming packs being sealed (see objects/incoming.rs), waited for by [`Writer::sync`].
     pub(super) sealing: std::sync::Mutex<Option<std::thread::JoinHandle<Result<()>>>>,
     written: std::sync::Mutex<Vec<std::path::PathBuf>>,
     /// Trees this writer stored, so diffing what it just wrote reads nothing back.
-    pub(super) trees: std::sync::Mutex<std::collections::HashMap<super::Id, super::tree::Tree>>,
+    pub(super) trees: std::sync::Mutex<std::collections::HashMap<super::Id, super::objects::tree::Tree>>,
     /// A spare `latest/` checkout is far behind its live one (see [`take_handoff`]).
     pub(super) spare_behind: AtomicBool,
     /// This writer wrote blobs into incoming packs: `latest/` waits for the fill that
-    /// unpacks them (see incoming.rs).
+    /// unpacks them (see objects/incoming.rs).
     pub(super) packed_blobs: AtomicBool,
 }
 
@@ -109,7 +109,7 @@ impl Store {
         for entry in fs::read_dir(&tmp).map_err(Error::io("read", &tmp))? {
             let entry = entry.map_err(Error::io("read", &tmp))?;
             // Staged object directories hold read-only trees.
-            super::checkout::remove_readonly_tree(&entry.path())?;
+            super::objects::checkout::remove_readonly_tree(&entry.path())?;
             stale_temp += 1;
         }
         self.upgrade_format()?;
@@ -266,7 +266,7 @@ impl Writer<'_> {
     pub fn sync(&self) -> Result<()> {
         if let Some(sealing) = self.sealing.lock().expect("not poisoned").take() {
             sealing.join().expect("the sealing thread does not panic")?;
-            self.store.rescan(super::pack::PackDir::Blobs)?;
+            self.store.rescan(super::objects::pack::PackDir::Blobs)?;
         }
         if let Some(early) = self.early_sync.lock().expect("not poisoned").take() {
             early.join().expect("the sync thread does not panic")?;

@@ -8,9 +8,9 @@ use super::error::{Error, Result};
 use crate::manifest::{MountDecl, OverrideDecl};
 use crate::model::decision::Decision;
 use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
-use crate::store::derivation::{DerivationEntry, DerivationRecord, EntryOrigin, Provenance};
-use crate::store::diff::diff_trees;
-use crate::store::tree::{TreeSource, lookup, walk_files};
+use crate::store::objects::diff_trees;
+use crate::store::objects::{TreeSource, lookup, walk_files};
+use crate::store::records::{DerivationEntry, DerivationRecord, EntryOrigin, Provenance};
 
 /// One locator of a mount, resolved to Store content.
 #[derive(Clone, Debug)]
@@ -301,7 +301,7 @@ pub fn library_versions(provenance: &[Provenance]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::tree::{Overlay, Tree};
+    use crate::store::objects::{Overlay, Tree};
     use std::collections::HashMap;
 
     /// Kind trees in memory: each kind's files as path -> text.

@@ -8,7 +8,7 @@ use super::error::{Error, Result};
 use crate::manifest::OverrideDecl;
 use crate::model::decision::{Decision, Rule};
 use crate::model::{Id, StorePath};
-use crate::store::environment::EnvironmentRecord;
+use crate::store::records::EnvironmentRecord;
 
 /// One file of an environment.
 #[derive(Clone, Debug)]
@@ -155,7 +155,7 @@ fn check_overrides(files: &BTreeMap<StorePath, EnvFile>, overrides: &[OverrideDe
 mod tests {
     use super::*;
     use crate::model::Kind;
-    use crate::store::derivation::{DerivationEntry, DerivationRecord, EntryOrigin};
+    use crate::store::records::{DerivationEntry, DerivationRecord, EntryOrigin};
 
     fn derivation(paths: &[&str]) -> DerivationPlan {
         let (entries, origins) = paths

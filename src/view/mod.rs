@@ -13,7 +13,7 @@ pub use error::{Error, Result};
 
 use crate::manifest::{Manifest, MountDecl};
 use crate::model::{Id, Locator};
-use crate::store::quest::{QuestKind, Selection, quest_id};
+use crate::store::records::{QuestKind, Selection, quest_id};
 
 /// A mount's selection IR, as its quest records it (with the mount path for an environment's
 /// quest, without it for a derivation's, so projects mounting one selection elsewhere share it).

@@ -42,6 +42,16 @@ enum How {
     Macro,
 }
 
+impl How {
+    fn label(self) -> &'static str {
+        match self {
+            How::Use => "use",
+            How::Path => "path",
+            How::Macro => "path in a macro",
+        }
+    }
+}
+
 /// One path as written in one module.
 #[derive(Clone, Debug)]
 struct Written {
@@ -536,32 +546,93 @@ fn declared() -> BTreeMap<String, BTreeSet<String>> {
     rules
 }
 
-/// The floors inside a directory module: `store 0: error` lines; `(cycle)` after the number
-/// marks a floor whose files import each other.
+/// The floors inside a directory module: `store 0: error` lines, and `store/records 0: …` for
+/// a folder inside it that has floors of its own; `(cycle)` after the number marks a floor
+/// whose entries import each other. An entry of a directory's floors is a file (`tree`), a
+/// folder taken whole (`mcp`: its files count as one), or a folder with floors of its own,
+/// listed twice: its files (`records/`) and its `mod.rs` (`records/mod`).
 #[derive(Debug, Default)]
 struct Floors {
-    /// Directory -> file -> floor.
+    /// Directory (`store`, `store/records`) -> entry -> floor.
     floor: BTreeMap<String, BTreeMap<String, usize>>,
     /// (directory, floor) pairs declared a cycle.
     cycles: BTreeSet<(String, usize)>,
 }
 
-fn floors() -> Floors {
-    let mut out = Floors::default();
-    for line in block(&chapter(), "## Floors inside ops and store") {
-        let (head, files) = line.split_once(':').unwrap_or_else(|| panic!("{DOC}: `{line}` has no `:`"));
-        let mut words = head.split_whitespace();
-        let (Some(dir), Some(n)) = (words.next(), words.next()) else { panic!("{DOC}: `{line}`") };
-        let n: usize = n.parse().unwrap_or_else(|_| panic!("{DOC}: `{line}`: no floor number"));
-        if words.next() == Some("(cycle)") {
-            out.cycles.insert((dir.to_string(), n));
+impl Floors {
+    fn parse(lines: &[String]) -> Floors {
+        let mut out = Floors::default();
+        for line in lines {
+            let (head, files) = line.split_once(':').unwrap_or_else(|| panic!("{DOC}: `{line}` has no `:`"));
+            let mut words = head.split_whitespace();
+            let (Some(dir), Some(n)) = (words.next(), words.next()) else { panic!("{DOC}: `{line}`") };
+            let n: usize = n.parse().unwrap_or_else(|_| panic!("{DOC}: `{line}`: no floor number"));
+            if words.next() == Some("(cycle)") {
+                out.cycles.insert((dir.to_string(), n));
+            }
+            let map = out.floor.entry(dir.to_string()).or_default();
+            for f in files.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+                assert!(map.insert(f.to_string(), n).is_none(), "{DOC}: {dir}: {f} is on two floors");
+            }
         }
-        let map = out.floor.entry(dir.to_string()).or_default();
-        for f in files.split(',').map(str::trim).filter(|f| !f.is_empty()) {
-            assert!(map.insert(f.to_string(), n).is_none(), "{DOC}: {dir}::{f} is on two floors");
+        out
+    }
+
+    /// The entry of the floors of `dir` that `node`, a module below `dir`, falls in.
+    fn entry(&self, dir: &[String], node: &[String]) -> String {
+        let name = &node[dir.len()];
+        if !self.floor.contains_key(&format!("{}/{name}", dir.join("/"))) {
+            name.clone()
+        } else if node.len() == dir.len() + 1 {
+            format!("{name}/mod")
+        } else {
+            format!("{name}/")
         }
     }
-    out
+
+    /// Where an import from module `a` to module `b` is judged: the deepest directory with
+    /// floors whose different entries they fall in, with those entries; `None` when no floors
+    /// apply (another top-level module, a directory's own `mod.rs`, a folder taken whole).
+    fn judge(&self, a: &[String], b: &[String]) -> Option<(String, String, String)> {
+        let top = a.first().filter(|top| b.first() == Some(*top))?;
+        let mut dir: Mod = vec![top.clone()];
+        loop {
+            if !self.floor.contains_key(&dir.join("/")) || a.len() <= dir.len() || b.len() <= dir.len() {
+                return None;
+            }
+            let (ea, eb) = (self.entry(&dir, a), self.entry(&dir, b));
+            if ea != eb {
+                return Some((dir.join("/"), ea, eb));
+            }
+            if !ea.ends_with('/') {
+                return None;
+            }
+            dir.push(a[dir.len()].clone());
+        }
+    }
+
+    /// The imports that climb a floor, one line each.
+    fn violations(&self, imports: &[Import]) -> Vec<String> {
+        let mut broken = Vec::new();
+        for i in imports {
+            let Some((dir, a, b)) = self.judge(&i.from, &i.to) else { continue };
+            let floor = &self.floor[&dir];
+            let at = format!("{}: {} `{}`", i.at, i.how.label(), i.written);
+            match (floor.get(&a), floor.get(&b)) {
+                (Some(fa), Some(fb)) if fb > fa => broken.push(format!(
+                    "{at}: `{dir}/{a}` (floor {fa}) imports `{dir}/{b}` (floor {fb}): inside `{dir}/`, a file imports only its floor and the floors below ({DOC})"
+                )),
+                (None, _) => broken.push(format!("{at}: `{dir}/{a}` is on no floor of {DOC}")),
+                (_, None) => broken.push(format!("{at}: `{dir}/{b}` is on no floor of {DOC}")),
+                _ => {}
+            }
+        }
+        broken
+    }
+}
+
+fn floors() -> Floors {
+    Floors::parse(&block(&chapter(), "## Floors inside ops and store"))
 }
 
 /// What `cli` may name of the layers below `ops` besides `model`, `diagnostics` and
@@ -586,14 +657,10 @@ fn violations(krate: &Crate) -> Vec<String> {
     let floors = floors();
     let cli = cli_allowed();
     let mut broken = Vec::new();
-    for i in krate.imports() {
+    let imports = krate.imports();
+    for i in &imports {
         let (from, to) = (top(&i.from), top(&i.to));
-        let how = match i.how {
-            How::Use => "use",
-            How::Path => "path",
-            How::Macro => "path in a macro",
-        };
-        let at = format!("{}: {how} `{}`", i.at, i.written);
+        let at = format!("{}: {} `{}`", i.at, i.how.label(), i.written);
         if from == "main" {
             if to != "cli" {
                 broken.push(format!(
@@ -629,33 +696,24 @@ fn violations(krate: &Crate) -> Vec<String> {
                 ));
             }
         }
-        if from == to && i.from.len() >= 2 && i.to.len() >= 2 && i.from[1] != i.to[1] {
-            let Some(floor) = floors.floor.get(from) else { continue };
-            let (a, b) = (&i.from[1], &i.to[1]);
-            match (floor.get(a), floor.get(b)) {
-                (Some(fa), Some(fb)) if fb > fa => broken.push(format!(
-                    "{at}: `{from}::{a}` (floor {fa}) imports `{from}::{b}` (floor {fb}): inside `{from}/`, a file imports only its floor and the floors below ({DOC})"
-                )),
-                (None, _) => broken.push(format!("{at}: `{from}::{a}` is on no floor of {DOC}")),
-                (_, None) => broken.push(format!("{at}: `{from}::{b}` is on no floor of {DOC}")),
-                _ => {}
-            }
-        }
     }
+    broken.extend(floors.violations(&imports));
     broken
 }
 
-/// The cycles among the files of `dir` (strongly connected sets of more than one file),
-/// each sorted; the directory's `mod.rs` aside.
-fn cycles(krate: &Crate, dir: &str) -> Vec<Vec<String>> {
+/// The cycles among the entries of `dir`'s floors (strongly connected sets of more than one
+/// entry), each sorted; the directory's `mod.rs` aside.
+fn cycles(krate: &Crate, floors: &Floors, dir: &str) -> Vec<Vec<String>> {
+    let d: Mod = dir.split('/').map(String::from).collect();
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for n in krate.nodes().into_iter().filter(|n| n.len() == 2 && n[0] == dir) {
-        edges.entry(n[1].clone()).or_default();
+    for n in krate.nodes().into_iter().filter(|n| n.len() > d.len() && n.starts_with(&d)) {
+        edges.entry(floors.entry(&d, &n)).or_default();
     }
     for i in krate.imports() {
-        if i.from.len() >= 2 && i.to.len() >= 2 && i.from[0] == dir && i.to[0] == dir && i.from[1] != i.to[1]
+        if let Some((at, a, b)) = floors.judge(&i.from, &i.to)
+            && at == dir
         {
-            edges.entry(i.from[1].clone()).or_default().insert(i.to[1].clone());
+            edges.entry(a).or_default().insert(b);
         }
     }
     // Two files are in one cycle when each reaches the other.
@@ -710,18 +768,24 @@ fn the_declared_layers_cover_every_module_and_have_no_cycle() {
     }
     assert!(left.is_empty(), "{DOC} declares a cycle among: {:?}", left.keys().collect::<Vec<_>>());
 
-    // The floors list every file of ops/ and store/ once, and a cycle only where declared.
+    // The floors list every file of ops/ and store/ (and of a folder with floors of its own)
+    // once, and a cycle only where declared.
     let floors = floors();
     for (dir, floor) in &floors.floor {
-        let files: BTreeSet<String> = krate
+        let d: Mod = dir.split('/').map(String::from).collect();
+        if let Some((parent, name)) = dir.rsplit_once('/') {
+            let listed = floors.floor.get(parent).is_some_and(|p| p.contains_key(&format!("{name}/")));
+            assert!(listed, "{DOC}: {dir} has floors, but {parent}'s floors do not list `{name}/`");
+        }
+        let entries: BTreeSet<String> = krate
             .nodes()
             .into_iter()
-            .filter(|n| n.len() == 2 && n[0] == *dir)
-            .map(|n| n[1].clone())
+            .filter(|n| n.len() > d.len() && n.starts_with(&d))
+            .map(|n| floors.entry(&d, &n))
             .collect();
         let listed: BTreeSet<String> = floor.keys().cloned().collect();
-        assert_eq!(listed, files, "{DOC}: the floors of {dir}/ list exactly its files");
-        for cycle in cycles(&krate, dir) {
+        assert_eq!(listed, entries, "{DOC}: the floors of {dir}/ list exactly its files");
+        for cycle in cycles(&krate, &floors, dir) {
             let on: BTreeSet<usize> = cycle.iter().map(|f| floor[f]).collect();
             let declared = on.len() == 1 && floors.cycles.contains(&(dir.clone(), *on.first().expect("one")));
             assert!(
@@ -734,12 +798,47 @@ fn the_declared_layers_cover_every_module_and_have_no_cycle() {
     for (dir, n) in &floors.cycles {
         let floor = &floors.floor[dir];
         let members: BTreeSet<&String> = floor.iter().filter(|(_, f)| *f == n).map(|(m, _)| m).collect();
-        let real = cycles(&krate, dir).into_iter().any(|c| c.iter().collect::<BTreeSet<_>>() == members);
+        let real =
+            cycles(&krate, &floors, dir).into_iter().any(|c| c.iter().collect::<BTreeSet<_>>() == members);
         assert!(
             real,
             "{DOC}: {dir} floor {n} is declared a cycle, but its files do not form one: drop `(cycle)`"
         );
     }
+}
+
+/// The floors hold inside folders with floors of their own, on a small Store of two folders:
+/// a file of the lower folder naming one of the higher, a file naming its folder's `mod.rs`
+/// (which sits above both folders) and a file naming a higher floor of its own folder are
+/// reported; the other way round, and a `mod.rs` naming the other folder's, are not.
+#[test]
+fn floors_hold_inside_nested_folders() {
+    let files = [
+        ("lib.rs", "pub mod store;\n"),
+        ("store/mod.rs", "pub mod error;\npub mod high;\npub mod low;\npub struct Store;\n"),
+        ("store/error.rs", "pub struct Error;\n"),
+        ("store/low/mod.rs", "pub(in crate::store) mod a;\nmod b;\npub use a::A;\n"),
+        ("store/low/a.rs", "use crate::store::Store;\nuse crate::store::error::Error;\npub struct A;\n"),
+        ("store/low/b.rs", "use super::a::A;\nuse crate::store::high::c::C;\nuse super::A as Again;\n"),
+        ("store/high/mod.rs", "pub(in crate::store) mod c;\nmod d;\nuse super::low::A;\n"),
+        ("store/high/c.rs", "use crate::store::low::a::A;\npub struct C;\n"),
+        ("store/high/d.rs", "use super::c::C;\n"),
+    ];
+    let lines = [
+        "store 0: error",
+        "store 1: low/",
+        "store 2: high/",
+        "store 3: high/mod, low/mod",
+        "store/low 0: a",
+        "store/low 1: b",
+        "store/high 0: d",
+        "store/high 1: c",
+    ];
+    let broken = Floors::parse(&lines.map(String::from)).violations(&Crate::parse(files).imports());
+    let at: Vec<&str> = broken.iter().map(|b| b.split(": ").next().expect("a location")).collect();
+    assert_eq!(at, ["src/store/high/d.rs:1", "src/store/low/b.rs:2", "src/store/low/b.rs:3"], "{broken:#?}");
+    assert!(broken[1].contains("`store/low/` (floor 1) imports `store/high/` (floor 2)"), "{broken:#?}");
+    assert!(broken[2].contains("imports `store/low/mod` (floor 3)"), "{broken:#?}");
 }
 
 #[test]
@@ -754,7 +853,7 @@ fn only_the_store_defines_what_the_store_does() {
             let target = krate.resolve(at, segs).unwrap_or_else(|| segs.clone());
             if target == ["store", "Store"]
                 || target == ["store", "Writer"]
-                || target == ["store", "lock", "Writer"]
+                || target == ["store", "mutex", "Writer"]
             {
                 found.push(format!("src/{}:{line}: impl {}", scope.file, segs.join("::")));
             }

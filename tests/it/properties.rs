@@ -10,8 +10,8 @@ use memorix::lock::{
     LockedEnvironment, LockedFetch, LockedLocator, LockedMount, LockedPin, LockedSource, Lockfile,
 };
 use memorix::model::{EntryKind, Id, IdPrefix, Kind, Locator, Name, Selector, StorePath, canonical};
-use memorix::store::generation::{Generation, GenerationMeta, VersionTag};
-use memorix::store::tree::{Entry, Tree};
+use memorix::store::objects::{Entry, Tree};
+use memorix::store::records::{Generation, GenerationMeta, VersionTag};
 use proptest::prelude::*;
 
 fn id() -> impl Strategy<Value = Id> {

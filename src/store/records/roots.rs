@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::error::Result;
-use super::{Store, Writer, fsutil};
 use crate::diagnostics::FromIo;
 use crate::model::{Id, Kind};
+use crate::store::error::Result;
+use crate::store::{Store, Writer, fsutil};
 
 /// `roots/<hash of the project>.json`: what one project needs from this Store.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,7 +56,7 @@ impl Store {
 
     /// Every recorded project, sorted by directory; unreadable records are skipped (they are
     /// rewritten by the project's next build).
-    pub(super) fn project_roots(&self) -> Result<Vec<ProjectRoots>> {
+    pub(in crate::store) fn project_roots(&self) -> Result<Vec<ProjectRoots>> {
         let dir = self.roots_dir();
         let Ok(entries) = fs::read_dir(&dir) else { return Ok(Vec::new()) };
         let mut out: Vec<ProjectRoots> = entries
@@ -81,10 +81,12 @@ impl Writer<'_> {
     }
 
     /// Drops the record of a project that is gone.
-    pub(super) fn forget_project(&self, roots: &ProjectRoots) -> Result<()> {
+    pub(in crate::store) fn forget_project(&self, roots: &ProjectRoots) -> Result<()> {
         let path = self.store.roots_path(&roots.project);
         match fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(super::Error::io("remove", &path)(e)),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(crate::store::Error::io("remove", &path)(e))
+            }
             _ => Ok(()),
         }
     }

@@ -9,11 +9,11 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::{SerializeTuple, Serializer};
 use serde::{Deserialize, Serialize};
 
-use super::error::{Error, Result};
 use super::objdir::object_dir;
-use super::{Store, Writer, fsutil};
 use crate::model::decision::Decision;
 use crate::model::{EntryKind, Id, Kind, Locator, Name, StorePath, canonical};
+use crate::store::error::{Error, Result};
+use crate::store::{Store, Writer, fsutil};
 
 pub const RECORD: &str = "derivation.json";
 const ARTIFACTS: &str = "artifacts";
@@ -197,7 +197,7 @@ impl Store {
     }
 
     /// Reads a stored derivation record, checking that its entries hash to `id`.
-    pub(super) fn read_derivation(&self, id: &Id) -> Result<DerivationRecord> {
+    pub(in crate::store) fn read_derivation(&self, id: &Id) -> Result<DerivationRecord> {
         let path = self.derivation_dir(id).join(RECORD);
         let bytes =
             fsutil::read_object(&path).map_err(|e| fsutil::object_error("derivation", id, &path, e))?;

@@ -17,11 +17,11 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::error::{Error, Result};
 use super::pack::{HEADER, PackDir, pack_error, tail};
-use super::{Store, Writer, fsutil};
 use crate::diagnostics::FromIo;
 use crate::model::Id;
+use crate::store::error::{Error, Result};
+use crate::store::{Store, Writer, fsutil};
 
 /// Blobs up to this size go into an incoming pack; larger ones are files of their own.
 pub const SMALL_BLOB: u64 = 1 << 20;
@@ -98,7 +98,7 @@ impl Store {
     }
 
     /// Every blob in an incoming pack, with its size; only the indexes are read.
-    pub(super) fn incoming_entries(&self) -> Result<Vec<(Id, u32)>> {
+    pub(in crate::store) fn incoming_entries(&self) -> Result<Vec<(Id, u32)>> {
         let mut out = Vec::new();
         for pack in self.incoming_packs()?.iter() {
             let entries = pack.entries().map_err(|e| pack_error(pack.path(), e))?;
@@ -108,7 +108,7 @@ impl Store {
     }
 
     /// The paths of the incoming packs, sorted.
-    pub(super) fn incoming_files(&self) -> Result<Vec<PathBuf>> {
+    pub(in crate::store) fn incoming_files(&self) -> Result<Vec<PathBuf>> {
         self.list_packs(PackDir::Blobs)
     }
 }
@@ -151,7 +151,7 @@ impl Builder {
 
 /// Packs the small blobs of one ingest, from many threads at once: each takes a pack no
 /// other thread is writing, so there are about as many packs as threads.
-pub(super) struct Packer<'w, 's> {
+pub(in crate::store) struct Packer<'w, 's> {
     writer: &'w Writer<'s>,
     idle: Mutex<Vec<Builder>>,
     seen: Mutex<HashSet<Id>>,
@@ -161,7 +161,7 @@ pub(super) struct Packer<'w, 's> {
 }
 
 impl<'w, 's> Packer<'w, 's> {
-    pub(super) fn new(writer: &'w Writer<'s>) -> Self {
+    pub(in crate::store) fn new(writer: &'w Writer<'s>) -> Self {
         let blobs = writer.store.root().join("blobs");
         let empty_fanout = std::array::from_fn(|byte| {
             let dir = blobs.join(format!("{byte:02x}"));
@@ -171,7 +171,7 @@ impl<'w, 's> Packer<'w, 's> {
     }
 
     /// Stores `bytes` (at most [`SMALL_BLOB`]) as a blob, in a pack unless it is stored already.
-    pub(super) fn put(&self, bytes: &[u8]) -> Result<Id> {
+    pub(in crate::store) fn put(&self, bytes: &[u8]) -> Result<Id> {
         let id = Id::of_bytes(bytes);
         let store = self.writer.store;
         // Under the writer lock no incoming pack is left (the lock's taker unpacked them): a
@@ -198,7 +198,7 @@ impl<'w, 's> Packer<'w, 's> {
     /// Seals the packs in the background while the trees are computed: each is fsynced (in
     /// parallel), moved into `incoming/`, and that directory synced. [`Writer::sync`] waits
     /// for it, so the blobs are durable before a ref can name them.
-    pub(super) fn finish(self) {
+    pub(in crate::store) fn finish(self) {
         let builders = self.idle.into_inner().expect("not poisoned");
         if builders.is_empty() {
             return;
@@ -226,7 +226,7 @@ impl Writer<'_> {
     /// Writes every blob of the incoming packs to its loose file, makes them durable, then
     /// removes the packs (a crash in between leaves blobs twice, never lost). Returns how
     /// many packs there were.
-    pub(super) fn unpack_incoming(&self) -> Result<usize> {
+    pub(in crate::store) fn unpack_incoming(&self) -> Result<usize> {
         let store = self.store;
         let paths = store.incoming_files()?;
         if paths.is_empty() {

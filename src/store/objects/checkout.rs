@@ -18,11 +18,11 @@ use rustix::fs::{CWD, RenameFlags};
 use serde::{Deserialize, Serialize};
 
 use super::diff::{ChangeKind, diff_trees};
-use super::error::{Error, Result};
 use super::tree::Tree;
-use super::{Store, Writer, fsutil};
 use crate::diagnostics::FromIo;
 use crate::model::{Id, Kind, StorePath};
+use crate::store::error::{Error, Result};
+use crate::store::{Store, Writer, fsutil};
 
 const DIR_MODE_RO: u32 = 0o555;
 const DIR_MODE_RW: u32 = 0o755;
@@ -57,7 +57,7 @@ fn ident(path: &Path) -> Result<String> {
 }
 
 impl Store {
-    pub(super) fn latest_checkout(&self, kind: Kind) -> PathBuf {
+    pub(in crate::store) fn latest_checkout(&self, kind: Kind) -> PathBuf {
         self.latest_dir().join(kind.as_str())
     }
 
@@ -84,7 +84,7 @@ impl Writer<'_> {
     }
 
     /// Makes `latest/<kind>` show the tree `root`.
-    pub(super) fn refresh_latest(&self, kind: Kind, root: &Id) -> Result<()> {
+    pub(in crate::store) fn refresh_latest(&self, kind: Kind, root: &Id) -> Result<()> {
         if self.stage_latest(kind, root)? {
             self.swap_latest(kind)?;
         }
@@ -92,7 +92,7 @@ impl Writer<'_> {
     }
 
     /// Shows the staged spare checkout in `latest/<kind>` (after [`Writer::stage_latest`]).
-    pub(super) fn swap_latest(&self, kind: Kind) -> Result<()> {
+    pub(in crate::store) fn swap_latest(&self, kind: Kind) -> Result<()> {
         swap(&self.store.latest_checkout(kind), &self.store.spare_checkout(kind))?;
         crate::fault::point("latest.swapped");
         Ok(())
@@ -101,7 +101,7 @@ impl Writer<'_> {
     /// Brings the spare checkout of `kind` to the tree `root`, unseen by readers until
     /// [`Writer::swap_latest`]; false when `latest/<kind>` already shows `root` (nothing to
     /// swap).
-    pub(super) fn stage_latest(&self, kind: Kind, root: &Id) -> Result<bool> {
+    pub(in crate::store) fn stage_latest(&self, kind: Kind, root: &Id) -> Result<bool> {
         let (mut state, latest_id, spare_id) = self.checkouts(kind)?;
         let shown = state.checkouts.get(&latest_id).copied();
         if shown == Some(*root) {
@@ -119,8 +119,8 @@ impl Writer<'_> {
 
     /// Brings each spare checkout to the tree its live one shows, so the next ingest of the
     /// kind applies only its own changes (run by a detached process, see
-    /// [`super::mutex::take_handoff`], which then gives up the lock).
-    pub(super) fn fill_spares(&self) -> Result<()> {
+    /// [`crate::store::mutex::take_handoff`], which then gives up the lock).
+    pub(in crate::store) fn fill_spares(&self) -> Result<()> {
         for kind in Kind::ALL {
             if fs::symlink_metadata(self.store.latest_checkout(kind)).is_err() {
                 continue;

@@ -6,10 +6,10 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use super::error::{Error, Result};
-use super::{Store, Writer};
 use crate::diagnostics::FromIo;
 use crate::model::Id;
+use crate::store::error::{Error, Result};
+use crate::store::{Store, Writer};
 
 /// Files up to this size are read into memory once; larger ones stream through a temp file.
 const IN_MEMORY_LIMIT: u64 = 4 << 20;
@@ -17,7 +17,7 @@ const STREAM_BUFFER: usize = 1 << 20;
 
 impl Store {
     /// Whether blob `id` is stored: its loose file, else an incoming pack.
-    pub(super) fn has_blob(&self, id: &Id) -> bool {
+    pub(in crate::store) fn has_blob(&self, id: &Id) -> bool {
         fs::symlink_metadata(self.blob_path(id)).is_ok() || self.in_incoming(id)
     }
 
@@ -25,10 +25,10 @@ impl Store {
     /// loose file once more, for a pack unpacked meanwhile).
     pub(super) fn open_blob(&self, id: &Id) -> Result<File> {
         let path = self.blob_path(id);
-        match super::fsutil::open_object(&path) {
+        match crate::store::fsutil::open_object(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => match self.incoming_file(id)? {
                 Some(file) => Ok(file),
-                None => super::fsutil::open_object(&path).map_err(|e| self.blob_error(id, &path, e)),
+                None => crate::store::fsutil::open_object(&path).map_err(|e| self.blob_error(id, &path, e)),
             },
             other => other.map_err(|e| self.blob_error(id, &path, e)),
         }
@@ -40,14 +40,14 @@ impl Store {
     pub(super) fn read_blob(&self, id: &Id, max: u64, buf: &mut Vec<u8>) -> Result<()> {
         buf.clear();
         let path = self.blob_path(id);
-        let file = match super::fsutil::open_object(&path) {
+        let file = match crate::store::fsutil::open_object(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 if let Some(bytes) = self.incoming_blob(id)? {
                     *buf = bytes;
                     buf.truncate(usize::try_from(max).unwrap_or(usize::MAX));
                     return Ok(());
                 }
-                super::fsutil::open_object(&path)
+                crate::store::fsutil::open_object(&path)
             }
             other => other,
         }
@@ -64,7 +64,7 @@ impl Store {
             Some(r) if e.kind() == io::ErrorKind::NotFound => {
                 Error::Purged { id: *id, paths: r.paths.join(", "), time: r.time }
             }
-            _ => super::fsutil::object_error("blob", id, path, e),
+            _ => crate::store::fsutil::object_error("blob", id, path, e),
         }
     }
 }
@@ -75,7 +75,7 @@ impl Writer<'_> {
         let id = Id::of_bytes(bytes);
         let dest = self.store.blob_path(&id);
         if fs::symlink_metadata(&dest).is_err() {
-            super::fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
+            crate::store::fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
             self.count_blob(&dest, bytes.len() as u64);
         }
         Ok(id)
@@ -83,13 +83,13 @@ impl Writer<'_> {
 
     /// Stores the content of the regular file at `path`, streaming large files so memory use
     /// stays flat whatever the size. `len` is its size from a `stat` the caller already made.
-    pub(super) fn put_blob_file(&self, path: &Path, len: u64) -> Result<Id> {
+    pub(in crate::store) fn put_blob_file(&self, path: &Path, len: u64) -> Result<Id> {
         let file = File::open(path).map_err(Error::io("open", path))?;
         self.put_blob_open(file, path, len)
     }
 
     /// Like [`Writer::put_blob_file`] for a file already open.
-    pub(super) fn put_blob_open(&self, mut file: File, path: &Path, len: u64) -> Result<Id> {
+    pub(in crate::store) fn put_blob_open(&self, mut file: File, path: &Path, len: u64) -> Result<Id> {
         if len <= IN_MEMORY_LIMIT {
             // Reading through `Take` skips the `fstat` and `lseek` that `File::read_to_end`
             // makes for its size hint; a file that grew since the stat is still read whole.
@@ -108,16 +108,17 @@ impl Writer<'_> {
             let _ = fs::remove_file(tmp);
             return Ok(());
         }
-        super::fsutil::set_mode(tmp, 0o444)?;
+        crate::store::fsutil::set_mode(tmp, 0o444)?;
         fs::rename(tmp, &dest).map_err(Error::io("rename into place", &dest))?;
         self.count_blob(&dest, len);
         Ok(())
     }
 
     /// Streams `reader` into a blob; `what` names the source in errors.
-    pub(super) fn put_blob_reader(&self, reader: &mut dyn Read, what: &Path) -> Result<Id> {
-        let tmp = super::fsutil::temp_path(&self.store.tmp_dir(), what);
-        let mut out = super::fsutil::create_with_mode(&tmp, 0o444).map_err(Error::io("create", &tmp))?;
+    pub(in crate::store) fn put_blob_reader(&self, reader: &mut dyn Read, what: &Path) -> Result<Id> {
+        let tmp = crate::store::fsutil::temp_path(&self.store.tmp_dir(), what);
+        let mut out =
+            crate::store::fsutil::create_with_mode(&tmp, 0o444).map_err(Error::io("create", &tmp))?;
         let streamed = stream(reader, &mut out, what, &tmp);
         drop(out);
         let (id, total) = match streamed {
@@ -164,7 +165,7 @@ pub fn hash_file(path: &Path) -> io::Result<Id> {
 
 /// Hashes a store object by streaming it, never through a symlink planted in its place.
 pub fn hash_object(path: &Path) -> io::Result<Id> {
-    hash_reader(super::fsutil::open_object(path)?)
+    hash_reader(crate::store::fsutil::open_object(path)?)
 }
 
 fn hash_reader(mut file: File) -> io::Result<Id> {

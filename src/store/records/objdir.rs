@@ -6,10 +6,11 @@
 use std::fs;
 use std::path::PathBuf;
 
-use super::error::{Error, Result};
-use super::{Store, Writer, checkout, fsutil};
 use crate::diagnostics::FromIo;
 use crate::model::{Id, StorePath};
+use crate::store::error::{Error, Result};
+use crate::store::objects::checkout;
+use crate::store::{Store, Writer, fsutil};
 
 /// `<store>/<what>/<aa>/<hex>/`
 pub(super) fn object_dir(store: &Store, what: &str, id: &Id) -> PathBuf {

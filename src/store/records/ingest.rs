@@ -9,21 +9,21 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::diff::{Change, diff_trees};
-use super::error::{Error, Result};
 use super::generation::{GenRef, GenSummary, NextGeneration, VersionTag};
-use super::incoming::{PACK_BLOBS_MIN, Packer, SMALL_BLOB};
-use super::merkle::{Dir, TreeEditor};
-use super::mutex::WriteStats;
 use super::quest::QuestIo;
-use super::source::Layout;
-use super::statcache::StatCache;
-use super::tree::Tree;
-use super::{Store, Writer};
 use crate::diagnostics::FromIo;
 use crate::model::version;
 use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
 use crate::progress::Progress;
+use crate::store::error::{Error, Result};
+use crate::store::mutex::WriteStats;
+use crate::store::objects::diff::{Change, diff_trees};
+use crate::store::objects::incoming::{PACK_BLOBS_MIN, Packer, SMALL_BLOB};
+use crate::store::objects::merkle::{Dir, TreeEditor};
+use crate::store::objects::source::Layout;
+use crate::store::objects::statcache::StatCache;
+use crate::store::objects::tree::Tree;
+use crate::store::{Store, Writer};
 
 /// `--version V [--library NAME]`: the ingested subtree is version V of a library.
 #[derive(Debug, Clone)]
@@ -250,7 +250,7 @@ impl Writer<'_> {
         };
         let bar = progress.start("hashing", files.len() as u64);
         let cache = self.store.stat_cache(&dest.place());
-        // Many files never seen: their small blobs go into packs (see incoming.rs).
+        // Many files never seen: their small blobs go into packs (see objects/incoming.rs).
         let unseen = files.iter().filter(|(_, abs)| !cache.knows(abs)).take(PACK_BLOBS_MIN).count();
         let packer = (unseen >= PACK_BLOBS_MIN).then(|| Packer::new(self));
         let ids: Vec<(Id, bool)> = files

@@ -8,12 +8,12 @@ use std::io;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-use super::error::{Error, Result};
+use super::blob::hash_file;
+use super::merkle::Dir;
+use super::tree::Tree;
 use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, Locator, Name, NameProblem, StorePath};
-use crate::store::blob::hash_file;
-use crate::store::merkle::Dir;
-use crate::store::tree::Tree;
+use crate::store::error::{Error, Result};
 use std::collections::HashMap;
 
 use rayon::prelude::*;

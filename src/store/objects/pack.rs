@@ -21,10 +21,10 @@ use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
 
-use super::error::{Error, Result};
-use super::{Store, Writer};
 use crate::diagnostics::FromIo;
 use crate::model::Id;
+use crate::store::error::{Error, Result};
+use crate::store::{Store, Writer};
 
 pub(super) const HEADER: &[u8; 16] = b"memorix-pack-v1\n";
 const MAGIC: &[u8; 8] = b"mxpackv1";
@@ -52,7 +52,7 @@ impl Pack {
     /// Opens a pack and checks its frame (header, trailer, sizes); each object is checked
     /// against its id when it is read.
     pub fn open(path: &Path) -> io::Result<Pack> {
-        let file = super::fsutil::open_object(path)?;
+        let file = crate::store::fsutil::open_object(path)?;
         let len = file.metadata()?.len();
         if len < (HEADER.len() + TAIL) as u64 {
             return Err(bad("is too short to be a pack"));
@@ -113,7 +113,7 @@ impl Pack {
         Ok(self.bucket(b)?.chunks_exact(ENTRY).map(|e| entry(e).0).collect())
     }
 
-    pub(super) fn read(&self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
+    pub(in crate::store) fn read(&self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
         if offset < HEADER.len() as u64 || offset + u64::from(len) > self.index_at {
             return Err(bad("names bytes outside its objects"));
         }
@@ -182,7 +182,7 @@ pub struct Packs {
 
 /// The packs of one directory: `packs/` (trees) or `incoming/` (blobs).
 #[derive(Clone, Copy)]
-pub(super) enum PackDir {
+pub(in crate::store) enum PackDir {
     Trees,
     Blobs,
 }
@@ -193,7 +193,7 @@ impl Store {
     }
 
     /// The packs, listed at first use.
-    pub(super) fn packs(&self) -> Result<Arc<Vec<Arc<Pack>>>> {
+    pub(in crate::store) fn packs(&self) -> Result<Arc<Vec<Arc<Pack>>>> {
         if let Some(open) = &*self.packs.open.lock().expect("not poisoned") {
             return Ok(open.clone());
         }
@@ -201,12 +201,12 @@ impl Store {
     }
 
     /// Lists `packs/` again, keeping the packs already open; says whether one was new.
-    pub(super) fn rescan_packs(&self) -> Result<(Arc<Vec<Arc<Pack>>>, bool)> {
+    pub(in crate::store) fn rescan_packs(&self) -> Result<(Arc<Vec<Arc<Pack>>>, bool)> {
         self.rescan(PackDir::Trees)
     }
 
     /// Lists the packs of `which` again, keeping those already open; says whether one was new.
-    pub(super) fn rescan(&self, which: PackDir) -> Result<(Arc<Vec<Arc<Pack>>>, bool)> {
+    pub(in crate::store) fn rescan(&self, which: PackDir) -> Result<(Arc<Vec<Arc<Pack>>>, bool)> {
         let slot = match which {
             PackDir::Trees => &self.packs.open,
             PackDir::Blobs => &self.packs.incoming,
@@ -237,7 +237,7 @@ impl Store {
     }
 
     /// The paths of `packs/*.pack`, sorted.
-    pub(super) fn pack_files(&self) -> Result<Vec<PathBuf>> {
+    pub(in crate::store) fn pack_files(&self) -> Result<Vec<PathBuf>> {
         self.list_packs(PackDir::Trees)
     }
 
@@ -304,7 +304,7 @@ pub const MAX_PACKS: usize = 16;
 impl Writer<'_> {
     /// Stores `objects` as one pack ([`Writer::write_pack`]), merging every pack into one
     /// when this write leaves more than [`MAX_PACKS`].
-    pub(super) fn put_pack(&self, objects: &mut Vec<(Id, &[u8])>) -> Result<()> {
+    pub(in crate::store) fn put_pack(&self, objects: &mut Vec<(Id, &[u8])>) -> Result<()> {
         self.write_pack(objects)?;
         if self.store.packs()?.len() > MAX_PACKS {
             self.merge_packs()?;
@@ -315,7 +315,7 @@ impl Writer<'_> {
     /// Writes every packed object into one new pack and removes the others once it is
     /// durable (a crash in between leaves objects twice, never lost). A reader that listed a
     /// removed pack finds its objects in the merged one when it lists `packs/` again on a miss.
-    pub(super) fn merge_packs(&self) -> Result<()> {
+    pub(in crate::store) fn merge_packs(&self) -> Result<()> {
         let packs = self.store.packs()?;
         if packs.len() < 2 {
             return Ok(());
@@ -336,12 +336,12 @@ impl Writer<'_> {
     /// Stores `objects` (id and canonical bytes) as one pack, durable before it is renamed
     /// into place and durable in place (a targeted fsync of the file and of `packs/`, never a
     /// `syncfs`), and makes it known to this handle. Returns its path.
-    pub(super) fn write_pack(&self, objects: &mut Vec<(Id, &[u8])>) -> Result<PathBuf> {
+    pub(in crate::store) fn write_pack(&self, objects: &mut Vec<(Id, &[u8])>) -> Result<PathBuf> {
         objects.sort_by_key(|o| o.0);
         objects.dedup_by_key(|o| o.0);
         let dir = self.store.packs_dir();
-        super::fsutil::create_dir(&dir)?;
-        let tmp = super::fsutil::temp_path(&self.store.tmp_dir(), Path::new("new.pack"));
+        crate::store::fsutil::create_dir(&dir)?;
+        let tmp = crate::store::fsutil::temp_path(&self.store.tmp_dir(), Path::new("new.pack"));
         let hash = write_pack_file(&tmp, objects).map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
             Error::io("write", &tmp)(e)
@@ -349,7 +349,7 @@ impl Writer<'_> {
         crate::fault::point("pack.staged");
         let dest = dir.join(format!("{}.pack", hash.hex()));
         std::fs::rename(&tmp, &dest).map_err(Error::io("rename into place", &dest))?;
-        super::fsutil::sync_dir(&dir)?;
+        crate::store::fsutil::sync_dir(&dir)?;
         self.store.rescan_packs()?;
         Ok(dest)
     }
@@ -357,8 +357,10 @@ impl Writer<'_> {
 
 /// Writes the pack file at `path` (read-only, fsynced); returns the SHA-256 of its bytes.
 fn write_pack_file(path: &Path, objects: &[(Id, &[u8])]) -> io::Result<Id> {
-    let mut out =
-        Hashing { inner: BufWriter::new(super::fsutil::create_with_mode(path, 0o444)?), sha: Sha256::new() };
+    let mut out = Hashing {
+        inner: BufWriter::new(crate::store::fsutil::create_with_mode(path, 0o444)?),
+        sha: Sha256::new(),
+    };
     out.write_all(HEADER)?;
     let mut offset = HEADER.len() as u64;
     let mut index = Vec::with_capacity(objects.len());

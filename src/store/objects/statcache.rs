@@ -20,10 +20,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use super::error::Result;
-use super::{Store, Writer, fsutil};
 use crate::diagnostics::FromIo;
 use crate::model::Id;
+use crate::store::error::Result;
+use crate::store::{Store, Writer, fsutil};
 
 const HEADER: &[u8] = b"memorix stat cache 2\n";
 
@@ -60,7 +60,7 @@ pub struct StatCache {
 
 impl Store {
     /// The stat cache of ingests into `dest` (a place such as `docs/t/`).
-    pub(super) fn stat_cache(&self, dest: &str) -> StatCache {
+    pub(in crate::store) fn stat_cache(&self, dest: &str) -> StatCache {
         let digest = hex::encode(Sha256::digest(dest.as_bytes()));
         let path = self.root().join("index/statcache").join(format!("{}.bin", &digest[..32]));
         let (old, old_dirs) = fsutil::read_object(&path).ok().and_then(|b| decode(&b)).unwrap_or_default();
@@ -72,10 +72,12 @@ impl Store {
 
 impl Store {
     /// Forgets every stat cache (after `gc` or `purge` removed blobs an entry may name).
-    pub(super) fn drop_stat_caches(&self) -> Result<()> {
+    pub(in crate::store) fn drop_stat_caches(&self) -> Result<()> {
         let dir = self.root().join("index/statcache");
         match std::fs::remove_dir_all(&dir) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(super::Error::io("remove", &dir)(e)),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(crate::store::Error::io("remove", &dir)(e))
+            }
             _ => Ok(()),
         }
     }

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{Error, Result};
-use super::{Store, Writer};
 use crate::model::{EntryKind, Id, Name, StorePath, canonical};
+use crate::store::error::{Error, Result};
+use crate::store::{Store, Writer};
 
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Entry {
@@ -114,7 +114,7 @@ impl Tree {
 /// an entry never goes stale: resolving a thousand mounts under one root decodes the root once,
 /// not once per mount. Bounded, so a walk over a big Store holds no more than this many.
 #[derive(Debug, Default)]
-pub(super) struct Decoded(std::sync::Mutex<std::collections::HashMap<Id, Tree>>);
+pub(in crate::store) struct Decoded(std::sync::Mutex<std::collections::HashMap<Id, Tree>>);
 
 impl Decoded {
     const MAX: usize = 4096;
@@ -212,7 +212,7 @@ fn walk_into(
 impl Store {
     /// Whether the tree is stored, loose or in a pack (listing the packs again before saying
     /// no, since another process may have packed it since this handle looked).
-    pub(super) fn has_tree(&self, id: &Id) -> bool {
+    pub(in crate::store) fn has_tree(&self, id: &Id) -> bool {
         self.stored_tree(id) || (self.rescan_packs().is_ok_and(|(_, fresh)| fresh) && self.in_packs(id))
     }
 
@@ -223,7 +223,7 @@ impl Store {
     }
 
     /// Reads a tree, checking its hash and form. The empty tree needs no file.
-    pub(super) fn read_tree(&self, id: &Id) -> Result<Tree> {
+    pub(in crate::store) fn read_tree(&self, id: &Id) -> Result<Tree> {
         if *id == Tree::empty_id() {
             return Ok(Tree::default());
         }
@@ -246,21 +246,21 @@ impl Store {
             return Ok(found);
         }
         let path = self.tree_path(id);
-        match super::fsutil::read_object(&path) {
+        match crate::store::fsutil::read_object(&path) {
             Ok(bytes) => Ok((bytes, path)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.rescan_packs()?.1 => {
-                self.packed(id)?.ok_or_else(|| super::fsutil::object_error("tree", id, &path, e))
+                self.packed(id)?.ok_or_else(|| crate::store::fsutil::object_error("tree", id, &path, e))
             }
-            Err(e) => Err(super::fsutil::object_error("tree", id, &path, e)),
+            Err(e) => Err(crate::store::fsutil::object_error("tree", id, &path, e)),
         }
     }
 
     /// Walks from `root` to `path`; `None` when nothing is there.
-    pub(super) fn lookup(&self, root: &Id, path: &StorePath) -> Result<Option<(EntryKind, Id)>> {
+    pub(in crate::store) fn lookup(&self, root: &Id, path: &StorePath) -> Result<Option<(EntryKind, Id)>> {
         lookup(self, root, path)
     }
 
-    pub(super) fn walk_files(&self, root: &Id) -> Result<Vec<(StorePath, Id)>> {
+    pub(in crate::store) fn walk_files(&self, root: &Id) -> Result<Vec<(StorePath, Id)>> {
         walk_files(self, root)
     }
 }
@@ -286,7 +286,7 @@ impl Writer<'_> {
     /// Writes a tree not yet stored as its own file.
     pub(super) fn put_loose_tree(&self, id: Id, bytes: &[u8]) -> Result<()> {
         let dest = self.store.tree_path(&id);
-        super::fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
+        crate::store::fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
         self.count_tree(&dest);
         Ok(())
     }

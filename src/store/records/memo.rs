@@ -6,9 +6,9 @@
 
 use std::path::PathBuf;
 
-use super::error::Result;
-use super::{Store, Writer, fsutil};
 use crate::model::Id;
+use crate::store::error::Result;
+use crate::store::{Store, Writer, fsutil};
 
 impl Store {
     fn memo_path(&self, key: &Id) -> PathBuf {

@@ -5,12 +5,12 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use super::Store;
-use super::error::{Error, Result};
 use super::generation::GenRef;
 use crate::diagnostics::FromIo;
 use crate::model::version::{self, MatchPolicy};
 use crate::model::{EntryKind, Id, IdPrefix, Kind, Locator, Selector, StorePath};
+use crate::store::Store;
+use crate::store::error::{Error, Result};
 
 /// What a locator names in one generation.
 #[derive(Clone, Debug)]
@@ -94,7 +94,7 @@ impl Store {
         check_subtree(loc, kind)?;
         let generation =
             GenRef { id: entry.generation, generation: self.read_generation(loc.kind, &entry.generation)? };
-        let tagged = (crate::store::versions::library_key(library), entry.version.clone());
+        let tagged = (super::versions::library_key(library), entry.version.clone());
         Ok(Located { generation, kind, id, version: Some(tagged) })
     }
 }
@@ -131,7 +131,7 @@ impl Found {
 impl Store {
     /// Every object whose id starts with `prefix`: blobs, trees, generations, derivations and
     /// environments.
-    pub(super) fn objects_matching(&self, prefix: &IdPrefix) -> Result<Vec<Found>> {
+    pub(in crate::store) fn objects_matching(&self, prefix: &IdPrefix) -> Result<Vec<Found>> {
         let fan = &prefix.as_hex()[..2];
         let mut found = Vec::new();
         found.extend(ids_in(&self.root().join("blobs").join(fan), prefix, "")?.into_iter().map(Found::Blob));

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
-use super::error::Result;
 use super::tree::Tree;
-use super::{Store, Writer};
 use crate::model::{EntryKind, Id, Name, StorePath, canonical};
+use crate::store::error::Result;
+use crate::store::{Store, Writer};
 
 #[derive(Clone)]
 enum Slot {

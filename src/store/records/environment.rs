@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{Error, Result};
 use super::objdir::object_dir;
-use super::{Store, Writer, fsutil};
 use crate::model::decision::Decision;
 use crate::model::{Id, StorePath, canonical};
+use crate::store::error::{Error, Result};
+use crate::store::{Store, Writer, fsutil};
 
 pub const RECORD: &str = "environment.json";
 
@@ -48,7 +48,7 @@ impl Store {
         object_dir(self, "environments", id)
     }
 
-    pub(super) fn read_environment(&self, id: &Id) -> Result<EnvironmentRecord> {
+    pub(in crate::store) fn read_environment(&self, id: &Id) -> Result<EnvironmentRecord> {
         let path = self.environment_dir(id).join(RECORD);
         let bytes =
             fsutil::read_object(&path).map_err(|e| fsutil::object_error("environment", id, &path, e))?;
@@ -66,7 +66,7 @@ impl Store {
     /// [`Store::environment_files`] with each derivation's entries from `derivation_entries`,
     /// so `verify`, which has decoded every derivation once already, lends them instead of
     /// decoding (or copying) them again per environment.
-    pub(super) fn environment_files_from<'d>(
+    pub(in crate::store) fn environment_files_from<'d>(
         record: &EnvironmentRecord,
         mut derivation_entries: impl FnMut(&Id) -> Result<Cow<'d, BTreeMap<StorePath, Id>>>,
     ) -> Result<EnvFiles> {

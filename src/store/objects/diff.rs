@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use super::error::Result;
 use super::tree::{Tree, TreeSource};
 use crate::model::{EntryKind, Id, StorePath};
+use crate::store::error::Result;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]

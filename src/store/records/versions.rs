@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::error::Result;
 use super::generation::GenRef;
-use super::{Store, Writer, fsutil};
 use crate::model::{Id, Kind, StorePath};
+use crate::store::error::Result;
+use crate::store::{Store, Writer, fsutil};
 
 /// One tagged version of a library.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

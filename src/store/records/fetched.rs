@@ -4,9 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::Result;
-use super::{Store, Writer, fsutil};
 use crate::model::Id;
+use crate::store::error::Result;
+use crate::store::{Store, Writer, fsutil};
 
 /// One fetched artifact, as `memorix.lock` records it beside the tree it became.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -16,14 +16,14 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::Store;
-use super::blob::hash_file;
-use super::error::{Error, Result};
-use super::generation::Generation;
-use super::tree::Tree;
 use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, Kind, StorePath, canonical};
 use crate::progress::Progress;
+use crate::store::Store;
+use crate::store::error::{Error, Result};
+use crate::store::objects::blob::hash_file;
+use crate::store::objects::tree::Tree;
+use crate::store::records::generation::Generation;
 
 #[derive(Debug, Serialize, PartialEq, Eq, Clone)]
 pub struct Problem {
@@ -177,7 +177,7 @@ impl Verifier<'_> {
     fn incoming(&mut self) -> Result<()> {
         for path in self.store.incoming_files()? {
             let rel = self.rel(&path);
-            let pack = match super::pack::Pack::open(&path) {
+            let pack = match crate::store::objects::pack::Pack::open(&path) {
                 Ok(pack) => pack,
                 // Unpacked by the fill since it was listed: its blobs are loose now.
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -244,7 +244,7 @@ impl Verifier<'_> {
     fn packs(&mut self) -> Result<()> {
         for path in self.store.pack_files()? {
             let rel = self.rel(&path);
-            let pack = match super::pack::Pack::open(&path) {
+            let pack = match crate::store::objects::pack::Pack::open(&path) {
                 Ok(pack) => pack,
                 Err(e) => {
                     self.problem(rel, e.to_string());
@@ -346,7 +346,7 @@ impl Verifier<'_> {
         read_dir_sorted(&self.store.generations_dir(kind).join("index"))
             .unwrap_or_default()
             .iter()
-            .filter_map(|p| super::fsutil::read_text(p).ok()?.trim_end().parse::<Id>().ok())
+            .filter_map(|p| crate::store::fsutil::read_text(p).ok()?.trim_end().parse::<Id>().ok())
             .collect()
     }
 
@@ -381,7 +381,7 @@ impl Verifier<'_> {
     /// present, its parent present).
     fn chain(&mut self, kind: Kind, gens: &HashMap<Id, Generation>) -> Vec<(Id, Generation)> {
         let ref_path = self.store.ref_path(kind);
-        let tip = match super::fsutil::read_text(&ref_path) {
+        let tip = match crate::store::fsutil::read_text(&ref_path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Vec::new(),
             Err(e) => {
                 self.problem(self.rel(&ref_path), e.to_string());
@@ -425,7 +425,7 @@ impl Verifier<'_> {
         for path in read_dir_sorted(&self.store.generations_dir(kind).join("index"))? {
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
             let object = self.rel(&path);
-            let text = super::fsutil::read_text(&path).unwrap_or_default();
+            let text = crate::store::fsutil::read_text(&path).unwrap_or_default();
             match (name.parse::<u64>(), text.trim_end().parse::<Id>()) {
                 (Ok(seq), Ok(_)) if seq > tip => {
                     let message = format!("names a generation past the tip ({kind}@g{tip})");
@@ -721,5 +721,5 @@ fn read_plain(path: &Path) -> std::result::Result<Vec<u8>, String> {
     if !meta.is_file() {
         return Err("is not a regular file".into());
     }
-    super::fsutil::read_object(path).map_err(|e| e.to_string())
+    crate::store::fsutil::read_object(path).map_err(|e| e.to_string())
 }

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::diff::Change;
-use super::error::{Error, Result};
-use super::{Store, Writer, fsutil};
 use crate::diagnostics::FromIo;
 use crate::model::{Id, Kind, Locator, Selector, StorePath, canonical};
+use crate::store::error::{Error, Result};
+use crate::store::objects::diff::Change;
+use crate::store::{Store, Writer, fsutil};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

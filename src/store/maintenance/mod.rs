@@ -1,18 +1,24 @@
 //! The Store's upkeep, one of its three parts (with the objects and the records): collecting
 //! garbage, purging blobs, verifying every object and record, and keeping the `latest/`
 //! checkouts in step with the refs. `store.maintenance()` reads; `writer.maintenance()` changes
-//! the Store under its writer lock. The work itself is in gc.rs, purge.rs, verify.rs and
-//! checkout.rs; this is the whole of what the rest of memorix may ask of them.
+//! the Store under its writer lock. The work is in gc.rs, purge.rs and verify.rs below, and in
+//! the objects and records they keep (the checkouts are objects/checkout.rs); this facade is
+//! the whole of what the rest of memorix may ask of them, with the types re-exported below.
+
+mod gc;
+mod purge;
+mod verify;
 
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::gc::GcOutcome;
-use super::purge::{PurgeRecord, PurgeTarget};
-use super::verify::VerifyReport;
 use super::{Result, Store, Writer};
 use crate::model::Id;
 use crate::progress::Progress;
+
+pub use gc::GcOutcome;
+pub use purge::{PurgeRecord, PurgeTarget};
+pub use verify::{Problem, VerifyReport};
 
 /// What a reader may ask of the Store's upkeep.
 #[derive(Clone, Copy)]
@@ -83,7 +89,7 @@ impl MaintenanceWriter<'_, '_> {
         self.writer.heal_latest()
     }
 
-    /// Writes the blobs an ingest packed into `incoming/` to their own files (see incoming.rs).
+    /// Writes the blobs an ingest packed into `incoming/` to their own files (see objects/incoming.rs).
     pub fn unpack_incoming(&self) -> Result<usize> {
         self.writer.unpack_incoming()
     }

@@ -6,10 +6,10 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{Error, Result};
-use super::{Store, Writer};
 use crate::diagnostics::FromIo;
 use crate::model::{Id, IdPrefix, Kind, Selector, StorePath, canonical};
+use crate::store::error::{Error, Result};
+use crate::store::{Store, Writer};
 
 /// A version label on a subtree (`--version`), kept in the generation's hashed part.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -90,8 +90,8 @@ pub struct GenRef {
 impl Store {
     pub(super) fn read_generation(&self, kind: Kind, id: &Id) -> Result<Generation> {
         let path = self.generation_path(kind, id);
-        let bytes = super::fsutil::read_object(&path)
-            .map_err(|e| super::fsutil::object_error("generation", id, &path, e))?;
+        let bytes = crate::store::fsutil::read_object(&path)
+            .map_err(|e| crate::store::fsutil::object_error("generation", id, &path, e))?;
         let generation =
             Generation::decode(&bytes, id).map_err(|r| Error::corrupt("generation", &path, r))?;
         if generation.kind != kind {
@@ -105,7 +105,7 @@ impl Store {
     }
 
     /// The generation `refs/<kind>/latest` names, if the kind has any.
-    pub(super) fn latest(&self, kind: Kind) -> Result<Option<GenRef>> {
+    pub(in crate::store) fn latest(&self, kind: Kind) -> Result<Option<GenRef>> {
         self.read_pointer(kind, &self.ref_path(kind), "ref")
     }
 
@@ -129,7 +129,7 @@ impl Store {
 
     /// Opens the generation a one-line file (a ref, an index entry) names.
     fn read_pointer(&self, kind: Kind, path: &std::path::Path, what: &'static str) -> Result<Option<GenRef>> {
-        let text = match super::fsutil::read_text(path) {
+        let text = match crate::store::fsutil::read_text(path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io("read", path)(e)),
@@ -188,7 +188,7 @@ impl Store {
     }
 
     /// The generation chain of `kind`, newest first.
-    pub(super) fn history(&self, kind: Kind) -> Result<Vec<GenRef>> {
+    pub(in crate::store) fn history(&self, kind: Kind) -> Result<Vec<GenRef>> {
         self.walk_history(kind)?.collect()
     }
 
@@ -230,7 +230,7 @@ impl Writer<'_> {
         let store = self.store;
         let tmp = store.tmp_dir();
         let path = store.generation_path(generation.kind, &id);
-        super::fsutil::write_atomic_mode(&tmp, &path, &canonical::encode(generation), 0o444)?;
+        crate::store::fsutil::write_atomic_mode(&tmp, &path, &canonical::encode(generation), 0o444)?;
         self.mark_written(&path);
         Ok(id)
     }
@@ -239,15 +239,19 @@ impl Writer<'_> {
     /// `@gN` never names content a failed or interrupted command staged.
     fn index_generation(&self, g: &GenRef) -> Result<()> {
         let index = self.store.index_path(g.generation.kind, g.generation.seq);
-        Ok(super::fsutil::write_atomic(&self.store.tmp_dir(), &index, format!("{}\n", g.id).as_bytes())?)
+        Ok(crate::store::fsutil::write_atomic(
+            &self.store.tmp_dir(),
+            &index,
+            format!("{}\n", g.id).as_bytes(),
+        )?)
     }
 
     /// Writes a generation fetched from another store, without a seq index entry: its seq
     /// numbers that store's history, not this one's (so `@gN` here never names it).
     pub(super) fn put_substituted_generation(&self, id: &Id, generation: &Generation) -> Result<()> {
         let path = self.store.generation_path(generation.kind, id);
-        super::fsutil::create_dir(path.parent().expect("generations live in a directory"))?;
-        Ok(super::fsutil::write_atomic_mode(
+        crate::store::fsutil::create_dir(path.parent().expect("generations live in a directory"))?;
+        Ok(crate::store::fsutil::write_atomic_mode(
             &self.store.tmp_dir(),
             &path,
             &canonical::encode(generation),
@@ -260,9 +264,9 @@ impl Writer<'_> {
     pub(super) fn set_ref(&self, kind: Kind, id: &Id) -> Result<()> {
         let path = self.store.ref_path(kind);
         let dir = path.parent().expect("refs live in a directory");
-        super::fsutil::create_dir(dir)?;
-        super::fsutil::write_atomic(&self.store.tmp_dir(), &path, format!("{id}\n").as_bytes())?;
-        Ok(super::fsutil::sync_dir(dir)?)
+        crate::store::fsutil::create_dir(dir)?;
+        crate::store::fsutil::write_atomic(&self.store.tmp_dir(), &path, format!("{id}\n").as_bytes())?;
+        Ok(crate::store::fsutil::sync_dir(dir)?)
     }
 }
 
@@ -372,7 +376,7 @@ impl Writer<'_> {
 
     /// Brings every `latest/<kind>` and the seq index up to its ref (after a crash between the
     /// ref's move and their refresh); a no-op when they agree.
-    pub(super) fn heal_latest(&self) -> Result<()> {
+    pub(in crate::store) fn heal_latest(&self) -> Result<()> {
         for kind in Kind::ALL {
             if let Some(tip) = self.store.latest(kind)? {
                 self.refresh_latest(kind, &tip.generation.root)?;
@@ -388,7 +392,7 @@ impl Writer<'_> {
         let mut next = Some(tip.clone());
         while let Some(g) = next {
             let path = self.store.index_path(g.generation.kind, g.generation.seq);
-            if super::fsutil::read_text(&path).ok().and_then(|t| parse_id_line(&t)) == Some(g.id) {
+            if crate::store::fsutil::read_text(&path).ok().and_then(|t| parse_id_line(&t)) == Some(g.id) {
                 break;
             }
             self.index_generation(&g)?;

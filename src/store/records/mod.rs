@@ -1,21 +1,42 @@
 //! The Store's records, one of its three parts (with the objects and the maintenance):
 //! derivations and their artifacts, environments, generations and their history, quests, the
 //! version index, fetch records, remembered plans and the projects that use the Store.
-//! `store.records()` reads; `writer.records()` adds under the writer lock. The work is in
-//! derivation.rs, environment.rs, generation.rs, quest.rs, versions.rs, fetched.rs, memo.rs and
-//! roots.rs; this is the whole of what the rest of memorix may ask of them.
+//! `store.records()` reads; `writer.records()` adds under the writer lock. The files below hold
+//! the work, with the ingest that turns sources into a generation, the `derivations/` and
+//! `environments/` directories (objdir.rs) and the resolving of locators and id prefixes
+//! against the generations (locate.rs). This facade is the whole of what the rest of memorix
+//! may ask of them, with the types and functions re-exported below.
+
+mod derivation;
+mod environment;
+mod fetched;
+pub(in crate::store) mod generation;
+mod ingest;
+pub(in crate::store) mod locate;
+mod memo;
+mod objdir;
+mod quest;
+pub(in crate::store) mod roots;
+mod versions;
 
 use std::path::PathBuf;
 
-use super::derivation::{DerivationRecord, OneEntry};
-use super::environment::{EnvFiles, EnvironmentRecord};
-use super::fetched::FetchRecord;
-use super::generation::{GenRef, Generation, History};
-use super::quest::{Quest, ResolveRecord};
-use super::roots::ProjectRoots;
-use super::versions::VersionIndex;
+use derivation::OneEntry;
+use generation::{GenRef, History};
+use versions::VersionIndex;
+
 use super::{Result, Store, Writer};
 use crate::model::{Id, IdPrefix, Kind, Locator, Name, StorePath};
+
+pub use derivation::{DerivationEntry, DerivationRecord, EntryOrigin, Provenance};
+pub use environment::{EnvFiles, EnvironmentRecord};
+pub use fetched::FetchRecord;
+pub use generation::{GenSummary, Generation, GenerationMeta, VersionTag, now_rfc3339};
+pub use ingest::{Ingest, IngestOutcome, RmOutcome, VersionLabel};
+pub use locate::{Found, Located};
+pub use quest::{Quest, QuestKind, ResolveRecord, Selection, project_key, quest_id};
+pub use roots::ProjectRoots;
+pub use versions::library_key;
 
 /// What a reader may ask of the Store's records.
 #[derive(Clone, Copy)]

@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{Error, Result};
-use super::generation::now_rfc3339;
-use super::{Store, Writer, fsutil};
 use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, IdPrefix, Locator};
+use crate::store::error::{Error, Result};
+use crate::store::records::generation::now_rfc3339;
+use crate::store::{Store, Writer, fsutil};
 
 /// `purged/<hex>`: what was erased, when, and from where.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -44,7 +44,7 @@ impl Store {
     }
 
     /// Why blob `id` is gone, when it was purged.
-    pub(super) fn purged(&self, id: &Id) -> Option<PurgeRecord> {
+    pub(in crate::store) fn purged(&self, id: &Id) -> Option<PurgeRecord> {
         serde_json::from_slice(&fsutil::read_object(&self.root().join("purged").join(id.hex())).ok()?).ok()
     }
 

@@ -1,15 +1,34 @@
 //! The Store's objects, one of its three parts (with the records and the maintenance): blobs,
 //! trees (loose or packed) and what is read through them. `store.objects()` reads;
-//! `writer.objects()` adds under the writer lock. The work is in blob.rs, tree.rs, pack.rs and
-//! locate.rs; this is the whole of what the rest of memorix may ask of them.
+//! `writer.objects()` adds under the writer lock. The files below hold the work: blobs, trees,
+//! packs and the `incoming/` packs, Merkle editing, diffs, the `latest/` checkouts, the scan of
+//! ingest sources and the stat cache. This facade is the whole of what the rest of memorix may
+//! ask of them, with the types and functions re-exported below.
+
+pub(in crate::store) mod blob;
+pub(in crate::store) mod checkout;
+pub(in crate::store) mod diff;
+pub(in crate::store) mod incoming;
+pub(in crate::store) mod merkle;
+pub(in crate::store) mod pack;
+pub(in crate::store) mod source;
+pub(in crate::store) mod statcache;
+pub(in crate::store) mod tree;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::locate::Found;
-use super::tree::Tree;
+use super::records::locate::Found;
 use super::{Result, Store, Writer};
 use crate::model::{EntryKind, Id, IdPrefix, StorePath};
+
+pub use blob::{hash_file, hash_object};
+pub use checkout::remove_readonly_tree;
+pub(crate) use checkout::{Dirs, exchange, fill_tree};
+pub use diff::{Change, ChangeKind, diff_trees};
+pub use merkle::Dir;
+pub use source::{Layout, Snapshot, layout, snapshot};
+pub use tree::{Entry, Overlay, Tree, TreeSource, lookup, walk_files};
 
 /// What a reader may ask of the Store's objects.
 #[derive(Clone, Copy)]
