@@ -7,7 +7,8 @@
 //! macro invocations, read from their tokens. Literals are tokens, so no string, raw string
 //! or comment can hide a path or make one up. What a path names is then held to the chapter:
 //! the table of which top-level module may import which, the floors inside `ops/` and
-//! `store/`, and the items of lower layers `cli` may name besides `ops`.
+//! `store/` (and inside each of the Store's folders, `store/objects/` and the others), and the
+//! items of lower layers `cli` may name besides `ops`.
 //!
 //! `cargo test --test it architecture:: -- --nocapture` prints the module graph.
 
