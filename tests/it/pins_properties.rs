@@ -303,8 +303,13 @@ proptest! {
         let others: Vec<&str> = candidates[1..].to_vec();
         if let Some(p) = pick(Some(Scheme::Go), MatchPolicy::Minor, "v1.5.0", &others) {
             prop_assert!(p.starts_with("v1.5."), "{} for v1.5.0", p);
-            for c in others.iter().filter(|c| c.starts_with("v1.5.") && !c.contains('-')) {
-                prop_assert_ne!(compare(Scheme::Go, c, p), Some(Ordering::Greater));
+            // The exact version wins when it is there (`@pin` is exact); else the highest 1.5.
+            if others.iter().any(|c| compare(Scheme::Go, c, "v1.5.0") == Some(Ordering::Equal)) {
+                prop_assert_eq!(compare(Scheme::Go, p, "v1.5.0"), Some(Ordering::Equal));
+            } else {
+                for c in others.iter().filter(|c| c.starts_with("v1.5.") && !c.contains('-')) {
+                    prop_assert_ne!(compare(Scheme::Go, c, p), Some(Ordering::Greater));
+                }
             }
         }
     }
