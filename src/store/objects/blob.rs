@@ -15,6 +15,12 @@ use crate::store::{Store, Writer};
 const IN_MEMORY_LIMIT: u64 = 4 << 20;
 const STREAM_BUFFER: usize = 1 << 20;
 
+thread_local! {
+    /// Each thread's buffer for hashing files: `verify` and delivery checks hash thousands of
+    /// small files, and a fresh zeroed MiB for each cost more than the hashing.
+    static HASH_BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0; STREAM_BUFFER]);
+}
+
 impl Store {
     /// Whether blob `id` is stored: its loose file, else an incoming pack.
     pub(in crate::store) fn has_blob(&self, id: &Id) -> bool {
@@ -169,15 +175,16 @@ pub fn hash_object(path: &Path) -> io::Result<Id> {
 }
 
 fn hash_reader(mut file: File) -> io::Result<Id> {
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; STREAM_BUFFER];
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => hasher.update(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+    HASH_BUFFER.with_borrow_mut(|buf| {
+        let mut hasher = Sha256::new();
+        loop {
+            match file.read(buf) {
+                Ok(0) => break,
+                Ok(n) => hasher.update(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
         }
-    }
-    Ok(Id::from_bytes(hasher.finalize().into()))
+        Ok(Id::from_bytes(hasher.finalize().into()))
+    })
 }
