@@ -205,6 +205,10 @@ pub fn parse_named(path: &Path, name: &str) -> Result<PinFile> {
         Format::Composer => composer::parse,
         Format::Gemfile => gemfile::parse,
     };
+    let listed = package_headers(format, &text);
+    if listed > MAX_PACKAGES {
+        return Err(PinError::TooMany { path: name.to_string(), count: listed, max: MAX_PACKAGES }.into());
+    }
     let mut file = PinFile::new(path, format);
     parse(&text, name, &mut file)?;
     if !file.records_direct && beside::mark_direct(format, &mut file) {
@@ -217,6 +221,18 @@ pub fn parse_named(path: &Path, name: &str) -> Result<PinFile> {
         );
     }
     Ok(file)
+}
+
+/// The `[[package]]` headers of a TOML lockfile (`[[packages]]` in pylock.toml), each one package: counted before parsing, so
+/// a file far past [`MAX_PACKAGES`] is refused without building its tables. (The count after
+/// parsing still holds for every format.)
+fn package_headers(format: Format, text: &str) -> usize {
+    let header = match format {
+        Format::Cargo | Format::Uv | Format::Poetry | Format::Pdm => "[[package]]",
+        Format::Pylock => "[[packages]]",
+        _ => return 0,
+    };
+    text.lines().filter(|l| l.trim() == header).count()
 }
 
 /// A target for `[pins] markers` for a project that declares none while its pins split by

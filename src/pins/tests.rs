@@ -917,3 +917,15 @@ fn lockfile_versions_newer_than_memorix_reads_are_refused() {
         assert!(e.to_string().starts_with(message), "{e}");
     }
 }
+
+#[test]
+fn a_toml_lockfile_past_the_cap_is_refused_before_it_is_parsed() {
+    // Past the cap, the rest of the file is never read as TOML: its syntax error goes unseen.
+    let over =
+        |header: &str| format!("{}not = toml = at all\n", format!("{header}\n").repeat(MAX_PACKAGES + 1));
+    let p = Project::new(&[("pylock.toml", &over("[[packages]]")), ("Cargo.lock", &over("  [[package]]"))]);
+    for file in ["pylock.toml", "Cargo.lock"] {
+        let e = expect_err(p.load(&[file], &[]), "memorix::pins::too_many");
+        assert!(e.to_string().contains(&format!("{file} lists 100001 packages")), "{e}");
+    }
+}
