@@ -320,7 +320,7 @@ fn a_hostile_registry_costs_neither_time_nor_memory_and_is_named() {
     let guard = common::Sentinel::new(&env);
     let port = hostile_registry();
     let cases = [
-        ("drip", "3", "no whole answer within 3 s (MEMORIX_FETCH_TIMEOUT)"),
+        ("drip", "1", "no whole answer within 1 s (MEMORIX_FETCH_TIMEOUT)"),
         ("huge", "60", "the answer is larger than 67108864 bytes"),
         ("many", "60", "0.0.19999 (and 19980 earlier)"),
         ("redir", "60", "a redirect to file:///etc/passwd was refused"),
