@@ -33,7 +33,10 @@ fn main() {
 /// (and so address randomisation).
 fn link_debug_binary_without_pie() {
     let var = |name: &str| std::env::var(name).unwrap_or_default();
-    if var("PROFILE") == "debug" && var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu" {
+    if var("PROFILE") == "debug"
+        && var("CARGO_CFG_TARGET_OS") == "linux"
+        && var("CARGO_CFG_TARGET_ENV") == "gnu"
+    {
         println!("cargo::rustc-link-arg-bins=-no-pie");
     }
 }
