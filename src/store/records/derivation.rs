@@ -116,7 +116,9 @@ impl DerivationRecord {
             return Err("origins do not match its entries".into());
         }
         let record = DerivationRecord::new(entries, origins, stored.provenance, stored.decisions);
-        Ok(record.known_as(*id))
+        // Its id is the hash of the entries as stored, checked above: no re-encoding needed.
+        let _ = record.id.set(*id);
+        Ok(record)
     }
 
     /// The entry at `path` of the record `bytes` of derivation `id`, with its origin, and the
