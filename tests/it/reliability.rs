@@ -146,9 +146,10 @@ fn a_build_that_fills_the_disk_leaves_no_partial_stage() {
     env.run(&["ingest", "docs/a.md", small.to_str().unwrap()]).ok();
     assert_eq!(run(&["build"]).code, 0);
     let before = common::listing(&project.join(".memory"));
-    // 4 MiB of text into the store (on the big disk), then an update that must copy it.
-    let big = env.write("big.md", &"# Big\n".repeat(700_000));
-    env.run(&["ingest", "docs/big.md", big.to_str().unwrap()]).ok();
+    // 4 MiB into the store (on the big disk), then an update that must copy it. Binary, so
+    // the search index (built before the copy) skips it: only the copy is under test.
+    let big = env.write("big.bin", &"\0".repeat(4_200_000));
+    env.run(&["ingest", "docs/big.bin", big.to_str().unwrap()]).ok();
     let out = run(&["update"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("No space left on device"), "{}", out.stderr);
