@@ -294,9 +294,11 @@ fn hostile_registry() -> u16 {
                             conn.write_all(b" ")
                         })
                     }),
-                    "huge" => conn
-                        .write_all(head("").as_bytes())
-                        .and_then(|()| (0..100).try_for_each(|_| conn.write_all(&b"{}\n".repeat(1 << 20)))),
+                    // 100 MiB of index lines, each 1 MiB: past the 64 MiB cap however it is cut.
+                    "huge" => conn.write_all(head("").as_bytes()).and_then(|()| {
+                        let line = [b"{\"x\":\"".as_slice(), &[b'a'; (1 << 20) - 9], b"\"}\n"].concat();
+                        (0..100).try_for_each(|_| conn.write_all(&line))
+                    }),
                     "many" => {
                         let body: String = (0..20_000).map(|i| format!("{{\"vers\":\"0.0.{i}\"}}\n")).collect();
                         conn.write_all(format!("{}{body}", head("")).as_bytes())
