@@ -67,6 +67,20 @@ impl VersionIndex {
             None => list.push(entry),
         }
     }
+
+    /// Records each version generation `g` tags.
+    fn record_tags(&mut self, g: &GenRef) {
+        for t in &g.generation.tags {
+            let entry = VersionEntry {
+                version: t.version.clone(),
+                path: t.path.clone(),
+                tree: t.tree,
+                generation: g.id,
+                seq: g.generation.seq,
+            };
+            self.record(&t.library, entry);
+        }
+    }
 }
 
 impl Store {
@@ -86,17 +100,8 @@ impl Store {
         let mut index = VersionIndex { tip, libraries: BTreeMap::new() };
         let mut history = self.history(kind)?;
         history.reverse();
-        for g in history {
-            for t in &g.generation.tags {
-                let entry = VersionEntry {
-                    version: t.version.clone(),
-                    path: t.path.clone(),
-                    tree: t.tree,
-                    generation: g.id,
-                    seq: g.generation.seq,
-                };
-                index.record(&t.library, entry);
-            }
+        for g in &history {
+            index.record_tags(g);
         }
         Ok(index)
     }
@@ -113,16 +118,7 @@ impl Writer<'_> {
         let index = match cached.filter(|i| i.tip.is_some() && i.tip == g.generation.parent) {
             Some(mut index) => {
                 index.tip = Some(g.id);
-                for t in &g.generation.tags {
-                    let entry = VersionEntry {
-                        version: t.version.clone(),
-                        path: t.path.clone(),
-                        tree: t.tree,
-                        generation: g.id,
-                        seq: g.generation.seq,
-                    };
-                    index.record(&t.library, entry);
-                }
+                index.record_tags(g);
                 index
             }
             None => self.store.versions(kind)?,
