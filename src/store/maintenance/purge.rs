@@ -1,13 +1,12 @@
 //! Purging: the explicit, loud erasure of content from every generation (a leaked secret).
 //! History keeps naming the ids; `purged/<hex>` records what was erased, when and from where,
-//! so a later read says so instead of reporting damage.
+//! so a later read says so instead of reporting damage (those tombstones are read beside the
+//! blobs, in objects/tombstone.rs).
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-
-use serde::{Deserialize, Serialize};
 
 use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, IdPrefix, Locator};
@@ -15,13 +14,7 @@ use crate::store::error::{Error, Result};
 use crate::store::records::generation::now_rfc3339;
 use crate::store::{Store, Writer, fsutil};
 
-/// `purged/<hex>`: what was erased, when, and from where.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PurgeRecord {
-    pub blob: Id,
-    pub paths: Vec<String>,
-    pub time: String,
-}
+pub use crate::store::objects::tombstone::PurgeRecord;
 
 /// What to erase: every blob that ever stood at a Store path, or blobs by id.
 pub enum PurgeTarget {
@@ -30,24 +23,6 @@ pub enum PurgeTarget {
 }
 
 impl Store {
-    /// Every purged blob, from one listing of `purged/` (for callers that ask about many
-    /// blobs: most stores have purged nothing, and a lookup per blob would be a failed open each).
-    pub(super) fn purged_ids(&self) -> HashSet<Id> {
-        let entries = fs::read_dir(self.root().join("purged")).into_iter().flatten().flatten();
-        entries.filter_map(|e| e.file_name().to_str().and_then(Id::from_hex)).collect()
-    }
-
-    /// How many blobs were ever purged from the Store at `root` (none when there is no Store),
-    /// counted without opening it: a build's fingerprint changes with it.
-    pub(super) fn purge_count(root: &Path) -> usize {
-        fs::read_dir(root.join("purged")).map(|d| d.count()).unwrap_or(0)
-    }
-
-    /// Why blob `id` is gone, when it was purged.
-    pub(in crate::store) fn purged(&self, id: &Id) -> Option<PurgeRecord> {
-        serde_json::from_slice(&fsutil::read_object(&self.root().join("purged").join(id.hex())).ok()?).ok()
-    }
-
     /// The blobs `target` names, each with the places it stood, stamped now.
     pub(super) fn purge_candidates(&self, target: &PurgeTarget) -> Result<Vec<PurgeRecord>> {
         let mut found: BTreeMap<Id, BTreeSet<String>> = BTreeMap::new();

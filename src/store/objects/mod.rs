@@ -13,6 +13,7 @@ pub(in crate::store) mod merkle;
 pub(in crate::store) mod pack;
 pub(in crate::store) mod source;
 pub(in crate::store) mod statcache;
+pub(in crate::store) mod tombstone;
 pub(in crate::store) mod tree;
 
 use std::fs::File;
