@@ -205,27 +205,28 @@ pub fn parse_named(path: &Path, name: &str) -> Result<PinFile> {
         Format::Composer => composer::parse,
         Format::Gemfile => gemfile::parse,
     };
-    let listed = package_headers(format, &text);
-    if listed > MAX_PACKAGES {
-        return Err(PinError::TooMany { path: name.to_string(), count: listed, max: MAX_PACKAGES }.into());
-    }
+    within_cap(name, package_headers(format, &text))?;
     let mut file = PinFile::new(path, format);
     parse(&text, name, &mut file)?;
     if !file.records_direct && beside::mark_direct(format, &mut file) {
         file.records_direct = true;
     }
     refuse_bad_names(&mut file);
-    if file.pins.len() > MAX_PACKAGES {
-        return Err(
-            PinError::TooMany { path: name.to_string(), count: file.pins.len(), max: MAX_PACKAGES }.into()
-        );
-    }
+    within_cap(name, file.pins.len())?;
     Ok(file)
 }
 
-/// The `[[package]]` headers of a TOML lockfile (`[[packages]]` in pylock.toml), each one package: counted before parsing, so
-/// a file far past [`MAX_PACKAGES`] is refused without building its tables. (The count after
-/// parsing still holds for every format.)
+/// Refuses pin file `name` when it lists more than [`MAX_PACKAGES`] packages.
+fn within_cap(name: &str, count: usize) -> Result<()> {
+    if count > MAX_PACKAGES {
+        return Err(PinError::TooMany { path: name.to_string(), count, max: MAX_PACKAGES }.into());
+    }
+    Ok(())
+}
+
+/// The `[[package]]` headers of a TOML lockfile (`[[packages]]` in pylock.toml), each one
+/// package: counted before parsing, so a file far past [`MAX_PACKAGES`] is refused without
+/// building its tables. (The count after parsing still holds for every format.)
 fn package_headers(format: Format, text: &str) -> usize {
     let header = match format {
         Format::Cargo | Format::Uv | Format::Poetry | Format::Pdm => "[[package]]",
