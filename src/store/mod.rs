@@ -95,8 +95,13 @@ impl Store {
             }
             Err(e) => return Err(Error::io("read", &version)(e)),
         };
+        Ok(Store::handle(root, format))
+    }
+
+    /// A handle on the checked Store at `root` of `format`, counted in [`Store::opened`].
+    fn handle(root: &Path, format: u64) -> Store {
         OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Store { root: root.to_path_buf(), format, packs: Default::default(), decoded: Default::default() })
+        Store { root: root.to_path_buf(), format, packs: Default::default(), decoded: Default::default() }
     }
 
     /// Opens the store, creating an empty one first if the directory is absent or empty.
@@ -145,13 +150,7 @@ impl Store {
             "Created a Store at {} (--store DIR or MEMORIX_STORE choose another)",
             root.display()
         ));
-        OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Store {
-            root: root.to_path_buf(),
-            format: FORMAT_VERSION,
-            packs: Default::default(),
-            decoded: Default::default(),
-        })
+        Ok(Store::handle(root, FORMAT_VERSION))
     }
 
     /// Raises an older Store's VERSION to this build's format, under the writer lock and
