@@ -16,8 +16,9 @@ use super::{Result, Store, Writer};
 use crate::model::Id;
 use crate::progress::Progress;
 
+pub use crate::store::objects::tombstone::PurgeRecord;
 pub use gc::GcOutcome;
-pub use purge::{PurgeRecord, PurgeTarget};
+pub use purge::PurgeTarget;
 pub use verify::{Problem, VerifyReport};
 
 /// What a reader may ask of the Store's upkeep.

@@ -14,7 +14,7 @@ use crate::store::error::{Error, Result};
 use crate::store::records::generation::now_rfc3339;
 use crate::store::{Store, Writer, fsutil};
 
-pub use crate::store::objects::tombstone::PurgeRecord;
+use crate::store::objects::tombstone::PurgeRecord;
 
 /// What to erase: every blob that ever stood at a Store path, or blobs by id.
 pub enum PurgeTarget {
