@@ -43,16 +43,6 @@ enum How {
     Macro,
 }
 
-impl How {
-    fn label(self) -> &'static str {
-        match self {
-            How::Use => "use",
-            How::Path => "path",
-            How::Macro => "path in a macro",
-        }
-    }
-}
-
 /// One path as written in one module.
 #[derive(Clone, Debug)]
 struct Written {
@@ -276,6 +266,18 @@ struct Import {
     item: Option<String>,
     written: String,
     how: How,
+}
+
+impl Import {
+    /// Where and how it is written, as the failures say it: ``src/a.rs:3: use `b::c` ``.
+    fn shown(&self) -> String {
+        let how = match self.how {
+            How::Use => "use",
+            How::Path => "path",
+            How::Macro => "path in a macro",
+        };
+        format!("{}: {how} `{}`", self.at, self.written)
+    }
 }
 
 struct Collector<'k> {
@@ -618,7 +620,7 @@ impl Floors {
         for i in imports {
             let Some((dir, a, b)) = self.judge(&i.from, &i.to) else { continue };
             let floor = &self.floor[&dir];
-            let at = format!("{}: {} `{}`", i.at, i.how.label(), i.written);
+            let at = i.shown();
             match (floor.get(&a), floor.get(&b)) {
                 (Some(fa), Some(fb)) if fb > fa => broken.push(format!(
                     "{at}: `{dir}/{a}` (floor {fa}) imports `{dir}/{b}` (floor {fb}): inside `{dir}/`, a file imports only its floor and the floors below ({DOC})"
@@ -661,7 +663,7 @@ fn violations(krate: &Crate) -> Vec<String> {
     let imports = krate.imports();
     for i in &imports {
         let (from, to) = (top(&i.from), top(&i.to));
-        let at = format!("{}: {} `{}`", i.at, i.how.label(), i.written);
+        let at = i.shown();
         if from == "main" {
             if to != "cli" {
                 broken.push(format!(
