@@ -16,11 +16,10 @@ use crate::manifest::{DeliveryMode as Mode, Manifest};
 use crate::model::Id;
 use crate::model::path::ancestors;
 use crate::progress::Progress;
-use crate::store::objects::hash_file;
+use crate::store::objects::{Dirs, exchange, fill_tree, hash_file, remove_readonly_tree};
 
 mod index;
 mod placement;
-use crate::store::objects::{Dirs, exchange, fill_tree, remove_readonly_tree};
 use crate::store::records::Provenance;
 use crate::store::{Store, fsutil};
 use crate::view::artifacts;

@@ -28,10 +28,8 @@ use crate::model::{Id, Locator, StorePath};
 use crate::pins::{Ecosystem, PinnedArtifact};
 use crate::progress::Progress;
 use crate::store::Writer;
-use crate::store::objects::Dir;
-use crate::store::objects::Tree;
-use crate::store::records::FetchRecord;
-use crate::store::records::VersionLabel;
+use crate::store::objects::{Dir, Tree};
+use crate::store::records::{FetchRecord, VersionLabel};
 
 /// A registry memorix fetches from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

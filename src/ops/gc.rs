@@ -6,8 +6,7 @@ use serde::Serialize;
 use super::context::Context;
 use super::error::{Error, Result};
 use crate::model::{IdPrefix, Locator};
-use crate::store::maintenance::GcOutcome;
-use crate::store::maintenance::{PurgeRecord, PurgeTarget};
+use crate::store::maintenance::{GcOutcome, PurgeRecord, PurgeTarget};
 
 pub fn gc(ctx: &Context, dry_run: bool) -> Result<GcOutcome> {
     let store = ctx.store()?;

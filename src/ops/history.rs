@@ -17,9 +17,7 @@ use crate::diagnostics::FromIo;
 use crate::model::{Id, IdPrefix};
 use crate::profile::Profile;
 use crate::store::Store;
-use crate::store::records;
-use crate::store::records::EnvFiles;
-use crate::store::records::now_rfc3339;
+use crate::store::records::{self, EnvFiles, now_rfc3339};
 
 pub const RUNS: &str = "runs.jsonl";
 

@@ -6,10 +6,7 @@ use super::context::Context;
 use super::error::{Error, Result};
 use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, IdPrefix};
-use crate::store::records::DerivationRecord;
-use crate::store::records::EnvironmentRecord;
-use crate::store::records::Found;
-use crate::store::records::Generation;
+use crate::store::records::{DerivationRecord, EnvironmentRecord, Found, Generation};
 
 #[derive(Debug, Serialize)]
 pub struct ShownEntry {

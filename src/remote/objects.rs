@@ -12,9 +12,7 @@ use crate::lock::Lockfile;
 use crate::model::{EntryKind, Id, Kind, Locator, canonical};
 use crate::store::Store;
 use crate::store::objects::Tree;
-use crate::store::records::DerivationRecord;
-use crate::store::records::EnvironmentRecord;
-use crate::store::records::Generation;
+use crate::store::records::{DerivationRecord, EnvironmentRecord, Generation};
 
 /// One content-addressed object. Variant order is upload order: what an object names is
 /// uploaded before it.

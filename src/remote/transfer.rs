@@ -15,9 +15,7 @@ use crate::lock::Lockfile;
 use crate::model::{EntryKind, Id, Kind, RemoteUrl};
 use crate::progress::Progress;
 use crate::store::objects::Tree;
-use crate::store::records::DerivationRecord;
-use crate::store::records::EnvironmentRecord;
-use crate::store::records::Quest;
+use crate::store::records::{DerivationRecord, EnvironmentRecord, Quest};
 use crate::store::{Store, Writer};
 
 #[derive(Debug, Default, Serialize)]

@@ -11,8 +11,7 @@ use crate::lock::{LockedLocator, Lockfile};
 use crate::manifest::{Manifest, MountDecl};
 use crate::model::{Id, Locator, Selector, StorePath};
 use crate::store::Store;
-use crate::store::objects::Snapshot;
-use crate::store::objects::{Overlay, lookup};
+use crate::store::objects::{Overlay, Snapshot, lookup};
 use crate::view::derivation_plan::{DerivationPlan, Selected};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -8,8 +8,7 @@ use super::error::{Error, Result};
 use crate::manifest::{MountDecl, OverrideDecl};
 use crate::model::decision::Decision;
 use crate::model::{EntryKind, Id, Kind, Locator, StorePath};
-use crate::store::objects::diff_trees;
-use crate::store::objects::{TreeSource, lookup, walk_files};
+use crate::store::objects::{TreeSource, diff_trees, lookup, walk_files};
 use crate::store::records::{DerivationEntry, DerivationRecord, EntryOrigin, Provenance};
 
 /// One locator of a mount, resolved to Store content.

@@ -1,7 +1,8 @@
-//! `memorix mcp`: the operation that serves the project's memory as a Model Context Protocol server on stdin/stdout (the official Rust SDK,
-//! `rmcp`), scoped to the project's environment: tools `search`, `read`, `libraries` and
-//! `explain`, each answering with the version and provenance of what it returns, and each
-//! search and read appended to the run ledger (book: mcp.md).
+//! `memorix mcp`: the operation that serves the project's memory as a Model Context Protocol
+//! server on stdin/stdout (the official Rust SDK, `rmcp`), scoped to the project's
+//! environment: tools `search`, `read`, `libraries` and `explain`, each answering with the
+//! version and provenance of what it returns, and each search and read appended to the run
+//! ledger (book: mcp.md).
 //!
 //! Every call opens the project and the Store afresh (an operation's context), so the server
 //! answers from what `.memory/` shows now, after a build in another terminal too. A request

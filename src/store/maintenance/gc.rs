@@ -13,7 +13,7 @@ use crate::model::{EntryKind, Id, Kind};
 use crate::store::error::{Error, Result};
 use crate::store::objects::tree::Tree;
 use crate::store::records::roots::ProjectRoots;
-use crate::store::{Store, Writer};
+use crate::store::{Store, Writer, fsutil};
 
 #[derive(Debug, Serialize, Default)]
 pub struct GcOutcome {
@@ -115,7 +115,7 @@ impl Store {
             }
             // Index entries naming a generation off the chain go with it.
             for e in fs::read_dir(self.generations_dir(kind).join("index")).into_iter().flatten().flatten() {
-                let text = crate::store::fsutil::read_text(&e.path()).unwrap_or_default();
+                let text = fsutil::read_text(&e.path()).unwrap_or_default();
                 if text.trim().parse::<Id>().is_ok_and(|id| !gens.contains(&(kind, id))) {
                     doomed.push(e.path());
                 }

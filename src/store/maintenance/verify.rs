@@ -19,11 +19,11 @@ use serde::Serialize;
 use crate::diagnostics::FromIo;
 use crate::model::{EntryKind, Id, Kind, StorePath, canonical};
 use crate::progress::Progress;
-use crate::store::Store;
 use crate::store::error::{Error, Result};
 use crate::store::objects::blob::hash_file;
 use crate::store::objects::tree::Tree;
 use crate::store::records::generation::Generation;
+use crate::store::{Store, fsutil};
 
 #[derive(Debug, Serialize, PartialEq, Eq, Clone)]
 pub struct Problem {
@@ -346,7 +346,7 @@ impl Verifier<'_> {
         read_dir_sorted(&self.store.generations_dir(kind).join("index"))
             .unwrap_or_default()
             .iter()
-            .filter_map(|p| crate::store::fsutil::read_text(p).ok()?.trim_end().parse::<Id>().ok())
+            .filter_map(|p| fsutil::read_text(p).ok()?.trim_end().parse::<Id>().ok())
             .collect()
     }
 
@@ -381,7 +381,7 @@ impl Verifier<'_> {
     /// present, its parent present).
     fn chain(&mut self, kind: Kind, gens: &HashMap<Id, Generation>) -> Vec<(Id, Generation)> {
         let ref_path = self.store.ref_path(kind);
-        let tip = match crate::store::fsutil::read_text(&ref_path) {
+        let tip = match fsutil::read_text(&ref_path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Vec::new(),
             Err(e) => {
                 self.problem(self.rel(&ref_path), e.to_string());
@@ -425,7 +425,7 @@ impl Verifier<'_> {
         for path in read_dir_sorted(&self.store.generations_dir(kind).join("index"))? {
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
             let object = self.rel(&path);
-            let text = crate::store::fsutil::read_text(&path).unwrap_or_default();
+            let text = fsutil::read_text(&path).unwrap_or_default();
             match (name.parse::<u64>(), text.trim_end().parse::<Id>()) {
                 (Ok(seq), Ok(_)) if seq > tip => {
                     let message = format!("names a generation past the tip ({kind}@g{tip})");
@@ -721,5 +721,5 @@ fn read_plain(path: &Path) -> std::result::Result<Vec<u8>, String> {
     if !meta.is_file() {
         return Err("is not a regular file".into());
     }
-    crate::store::fsutil::read_object(path).map_err(|e| e.to_string())
+    fsutil::read_object(path).map_err(|e| e.to_string())
 }

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use crate::diagnostics::FromIo;
 use crate::model::Id;
 use crate::store::error::{Error, Result};
-use crate::store::{Store, Writer};
+use crate::store::{Store, Writer, fsutil};
 
 /// Files up to this size are read into memory once; larger ones stream through a temp file.
 const IN_MEMORY_LIMIT: u64 = 4 << 20;
@@ -31,10 +31,10 @@ impl Store {
     /// loose file once more, for a pack unpacked meanwhile).
     pub(super) fn open_blob(&self, id: &Id) -> Result<File> {
         let path = self.blob_path(id);
-        match crate::store::fsutil::open_object(&path) {
+        match fsutil::open_object(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => match self.incoming_file(id)? {
                 Some(file) => Ok(file),
-                None => crate::store::fsutil::open_object(&path).map_err(|e| self.blob_error(id, &path, e)),
+                None => fsutil::open_object(&path).map_err(|e| self.blob_error(id, &path, e)),
             },
             other => other.map_err(|e| self.blob_error(id, &path, e)),
         }
@@ -46,14 +46,14 @@ impl Store {
     pub(super) fn read_blob(&self, id: &Id, max: u64, buf: &mut Vec<u8>) -> Result<()> {
         buf.clear();
         let path = self.blob_path(id);
-        let file = match crate::store::fsutil::open_object(&path) {
+        let file = match fsutil::open_object(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 if let Some(bytes) = self.incoming_blob(id)? {
                     *buf = bytes;
                     buf.truncate(usize::try_from(max).unwrap_or(usize::MAX));
                     return Ok(());
                 }
-                crate::store::fsutil::open_object(&path)
+                fsutil::open_object(&path)
             }
             other => other,
         }
@@ -70,7 +70,7 @@ impl Store {
             Some(r) if e.kind() == io::ErrorKind::NotFound => {
                 Error::Purged { id: *id, paths: r.paths.join(", "), time: r.time }
             }
-            _ => crate::store::fsutil::object_error("blob", id, path, e),
+            _ => fsutil::object_error("blob", id, path, e),
         }
     }
 }
@@ -81,7 +81,7 @@ impl Writer<'_> {
         let id = Id::of_bytes(bytes);
         let dest = self.store.blob_path(&id);
         if fs::symlink_metadata(&dest).is_err() {
-            crate::store::fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
+            fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
             self.count_blob(&dest, bytes.len() as u64);
         }
         Ok(id)
@@ -114,7 +114,7 @@ impl Writer<'_> {
             let _ = fs::remove_file(tmp);
             return Ok(());
         }
-        crate::store::fsutil::set_mode(tmp, 0o444)?;
+        fsutil::set_mode(tmp, 0o444)?;
         fs::rename(tmp, &dest).map_err(Error::io("rename into place", &dest))?;
         self.count_blob(&dest, len);
         Ok(())
@@ -122,9 +122,8 @@ impl Writer<'_> {
 
     /// Streams `reader` into a blob; `what` names the source in errors.
     pub(in crate::store) fn put_blob_reader(&self, reader: &mut dyn Read, what: &Path) -> Result<Id> {
-        let tmp = crate::store::fsutil::temp_path(&self.store.tmp_dir(), what);
-        let mut out =
-            crate::store::fsutil::create_with_mode(&tmp, 0o444).map_err(Error::io("create", &tmp))?;
+        let tmp = fsutil::temp_path(&self.store.tmp_dir(), what);
+        let mut out = fsutil::create_with_mode(&tmp, 0o444).map_err(Error::io("create", &tmp))?;
         let streamed = stream(reader, &mut out, what, &tmp);
         drop(out);
         let (id, total) = match streamed {
@@ -171,7 +170,7 @@ pub fn hash_file(path: &Path) -> io::Result<Id> {
 
 /// Hashes a store object by streaming it, never through a symlink planted in its place.
 pub fn hash_object(path: &Path) -> io::Result<Id> {
-    hash_reader(crate::store::fsutil::open_object(path)?)
+    hash_reader(fsutil::open_object(path)?)
 }
 
 fn hash_reader(mut file: File) -> io::Result<Id> {

@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 use crate::diagnostics::FromIo;
 use crate::model::Id;
 use crate::store::error::{Error, Result};
-use crate::store::{Store, Writer};
+use crate::store::{Store, Writer, fsutil};
 
 pub(super) const HEADER: &[u8; 16] = b"memorix-pack-v1\n";
 const MAGIC: &[u8; 8] = b"mxpackv1";
@@ -52,7 +52,7 @@ impl Pack {
     /// Opens a pack and checks its frame (header, trailer, sizes); each object is checked
     /// against its id when it is read.
     pub fn open(path: &Path) -> io::Result<Pack> {
-        let file = crate::store::fsutil::open_object(path)?;
+        let file = fsutil::open_object(path)?;
         let len = file.metadata()?.len();
         if len < (HEADER.len() + TAIL) as u64 {
             return Err(bad("is too short to be a pack"));
@@ -340,8 +340,8 @@ impl Writer<'_> {
         objects.sort_by_key(|o| o.0);
         objects.dedup_by_key(|o| o.0);
         let dir = self.store.packs_dir();
-        crate::store::fsutil::create_dir(&dir)?;
-        let tmp = crate::store::fsutil::temp_path(&self.store.tmp_dir(), Path::new("new.pack"));
+        fsutil::create_dir(&dir)?;
+        let tmp = fsutil::temp_path(&self.store.tmp_dir(), Path::new("new.pack"));
         let hash = write_pack_file(&tmp, objects).map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
             Error::io("write", &tmp)(e)
@@ -349,7 +349,7 @@ impl Writer<'_> {
         crate::fault::point("pack.staged");
         let dest = dir.join(format!("{}.pack", hash.hex()));
         std::fs::rename(&tmp, &dest).map_err(Error::io("rename into place", &dest))?;
-        crate::store::fsutil::sync_dir(&dir)?;
+        fsutil::sync_dir(&dir)?;
         self.store.rescan_packs()?;
         Ok(dest)
     }
@@ -357,10 +357,8 @@ impl Writer<'_> {
 
 /// Writes the pack file at `path` (read-only, fsynced); returns the SHA-256 of its bytes.
 fn write_pack_file(path: &Path, objects: &[(Id, &[u8])]) -> io::Result<Id> {
-    let mut out = Hashing {
-        inner: BufWriter::new(crate::store::fsutil::create_with_mode(path, 0o444)?),
-        sha: Sha256::new(),
-    };
+    let mut out =
+        Hashing { inner: BufWriter::new(fsutil::create_with_mode(path, 0o444)?), sha: Sha256::new() };
     out.write_all(HEADER)?;
     let mut offset = HEADER.len() as u64;
     let mut index = Vec::with_capacity(objects.len());

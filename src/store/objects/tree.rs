@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{EntryKind, Id, Name, StorePath, canonical};
 use crate::store::error::{Error, Result};
-use crate::store::{Store, Writer};
+use crate::store::{Store, Writer, fsutil};
 
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Entry {
@@ -246,12 +246,12 @@ impl Store {
             return Ok(found);
         }
         let path = self.tree_path(id);
-        match crate::store::fsutil::read_object(&path) {
+        match fsutil::read_object(&path) {
             Ok(bytes) => Ok((bytes, path)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.rescan_packs()?.1 => {
-                self.packed(id)?.ok_or_else(|| crate::store::fsutil::object_error("tree", id, &path, e))
+                self.packed(id)?.ok_or_else(|| fsutil::object_error("tree", id, &path, e))
             }
-            Err(e) => Err(crate::store::fsutil::object_error("tree", id, &path, e)),
+            Err(e) => Err(fsutil::object_error("tree", id, &path, e)),
         }
     }
 
@@ -286,7 +286,7 @@ impl Writer<'_> {
     /// Writes a tree not yet stored as its own file.
     pub(super) fn put_loose_tree(&self, id: Id, bytes: &[u8]) -> Result<()> {
         let dest = self.store.tree_path(&id);
-        crate::store::fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
+        fsutil::write_object(&self.store.tmp_dir(), &dest, bytes, 0o444)?;
         self.count_tree(&dest);
         Ok(())
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::diagnostics::FromIo;
 use crate::model::{Id, IdPrefix, Kind, Selector, StorePath, canonical};
 use crate::store::error::{Error, Result};
-use crate::store::{Store, Writer};
+use crate::store::{Store, Writer, fsutil};
 
 /// A version label on a subtree (`--version`), kept in the generation's hashed part.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -90,8 +90,8 @@ pub struct GenRef {
 impl Store {
     pub(super) fn read_generation(&self, kind: Kind, id: &Id) -> Result<Generation> {
         let path = self.generation_path(kind, id);
-        let bytes = crate::store::fsutil::read_object(&path)
-            .map_err(|e| crate::store::fsutil::object_error("generation", id, &path, e))?;
+        let bytes =
+            fsutil::read_object(&path).map_err(|e| fsutil::object_error("generation", id, &path, e))?;
         let generation =
             Generation::decode(&bytes, id).map_err(|r| Error::corrupt("generation", &path, r))?;
         if generation.kind != kind {
@@ -129,7 +129,7 @@ impl Store {
 
     /// Opens the generation a one-line file (a ref, an index entry) names.
     fn read_pointer(&self, kind: Kind, path: &std::path::Path, what: &'static str) -> Result<Option<GenRef>> {
-        let text = match crate::store::fsutil::read_text(path) {
+        let text = match fsutil::read_text(path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io("read", path)(e)),
@@ -230,7 +230,7 @@ impl Writer<'_> {
         let store = self.store;
         let tmp = store.tmp_dir();
         let path = store.generation_path(generation.kind, &id);
-        crate::store::fsutil::write_atomic_mode(&tmp, &path, &canonical::encode(generation), 0o444)?;
+        fsutil::write_atomic_mode(&tmp, &path, &canonical::encode(generation), 0o444)?;
         self.mark_written(&path);
         Ok(id)
     }
@@ -239,24 +239,15 @@ impl Writer<'_> {
     /// `@gN` never names content a failed or interrupted command staged.
     fn index_generation(&self, g: &GenRef) -> Result<()> {
         let index = self.store.index_path(g.generation.kind, g.generation.seq);
-        Ok(crate::store::fsutil::write_atomic(
-            &self.store.tmp_dir(),
-            &index,
-            format!("{}\n", g.id).as_bytes(),
-        )?)
+        Ok(fsutil::write_atomic(&self.store.tmp_dir(), &index, format!("{}\n", g.id).as_bytes())?)
     }
 
     /// Writes a generation fetched from another store, without a seq index entry: its seq
     /// numbers that store's history, not this one's (so `@gN` here never names it).
     pub(super) fn put_substituted_generation(&self, id: &Id, generation: &Generation) -> Result<()> {
         let path = self.store.generation_path(generation.kind, id);
-        crate::store::fsutil::create_dir(path.parent().expect("generations live in a directory"))?;
-        Ok(crate::store::fsutil::write_atomic_mode(
-            &self.store.tmp_dir(),
-            &path,
-            &canonical::encode(generation),
-            0o444,
-        )?)
+        fsutil::create_dir(path.parent().expect("generations live in a directory"))?;
+        Ok(fsutil::write_atomic_mode(&self.store.tmp_dir(), &path, &canonical::encode(generation), 0o444)?)
     }
 
     /// Moves `refs/<kind>/latest` to `id`: call after [`Writer::sync`] so the ref never names
@@ -264,9 +255,9 @@ impl Writer<'_> {
     pub(super) fn set_ref(&self, kind: Kind, id: &Id) -> Result<()> {
         let path = self.store.ref_path(kind);
         let dir = path.parent().expect("refs live in a directory");
-        crate::store::fsutil::create_dir(dir)?;
-        crate::store::fsutil::write_atomic(&self.store.tmp_dir(), &path, format!("{id}\n").as_bytes())?;
-        Ok(crate::store::fsutil::sync_dir(dir)?)
+        fsutil::create_dir(dir)?;
+        fsutil::write_atomic(&self.store.tmp_dir(), &path, format!("{id}\n").as_bytes())?;
+        Ok(fsutil::sync_dir(dir)?)
     }
 }
 
@@ -392,7 +383,7 @@ impl Writer<'_> {
         let mut next = Some(tip.clone());
         while let Some(g) = next {
             let path = self.store.index_path(g.generation.kind, g.generation.seq);
-            if crate::store::fsutil::read_text(&path).ok().and_then(|t| parse_id_line(&t)) == Some(g.id) {
+            if fsutil::read_text(&path).ok().and_then(|t| parse_id_line(&t)) == Some(g.id) {
                 break;
             }
             self.index_generation(&g)?;
