@@ -260,8 +260,8 @@ fn kill_loop(which: &[&str], goal: usize) {
     let remote = env.root.join("remote");
     let big = env.root.join("big");
     let r = env.project.join("r");
-    fill(&env, 0, 150);
-    for i in 0..100 {
+    fill(&env, 0, 60);
+    for i in 0..40 {
         common::write_file(
             &r.join(format!("d{}/f{i}.md", i % 10)),
             format!("# F{i}\n\nround 0\n").as_bytes(),
