@@ -1,6 +1,7 @@
 //! One HTTP client for every registry: reqwest's blocking client (rustls, the standard proxy
 //! variables), a deadline for each whole answer (headers and body), retries with backoff for
-//! what may pass (refused connections, 429 and 5xx), redirects only to http(s), and bodies
+//! what may pass (refused connections, 429 and 5xx; `MEMORIX_NET_RETRIES` of them, as cargo's
+//! `net.retry`), redirects only to http(s), and bodies
 //! read under a size cap: an index document is streamed to its parser, never held three
 //! times, so a hostile registry costs neither time nor memory.
 
@@ -15,8 +16,9 @@ pub const MAX_BODY: u64 = 256 << 20;
 /// The most an index document may weigh (a crate's index file, a project page, a packument):
 /// the largest real ones weigh a few MiB.
 pub const MAX_INDEX: u64 = 64 << 20;
-/// Attempts per request, and the first wait between two (doubled each time).
-const ATTEMPTS: u32 = 3;
+/// Retries per request when `MEMORIX_NET_RETRIES` is unset, and the first wait before one
+/// (doubled each time).
+const RETRIES: u32 = 2;
 const BACKOFF: Duration = Duration::from_millis(200);
 /// `MEMORIX_FETCH_TIMEOUT` when unset: the seconds one whole answer may take.
 const DEFAULT_TIMEOUT: u64 = 300;
@@ -40,6 +42,7 @@ pub enum Answer<B = Body> {
 pub struct Client {
     inner: reqwest::blocking::Client,
     timeout: Duration,
+    retries: u32,
 }
 
 /// A body being read: at most `max` bytes, within the request's deadline.
@@ -78,6 +81,12 @@ impl Read for Stream {
     }
 }
 
+/// `MEMORIX_NET_RETRIES`: how many times a request that may pass is tried again (registries
+/// and remotes read the same variable); unset, empty or not a number leaves the default.
+fn retries_from_env() -> Option<u32> {
+    std::env::var("MEMORIX_NET_RETRIES").ok().and_then(|s| s.trim().parse().ok())
+}
+
 fn deadline(timeout: Duration) -> String {
     format!("no whole answer within {} s (MEMORIX_FETCH_TIMEOUT)", timeout.as_secs())
 }
@@ -88,6 +97,7 @@ impl Client {
             .ok()
             .and_then(|s| s.trim().parse().ok())
             .map_or(Duration::from_secs(DEFAULT_TIMEOUT), Duration::from_secs);
+        let retries = retries_from_env().unwrap_or(RETRIES);
         // A redirect to another scheme (`file://`) is refused, and said to be.
         let redirect = reqwest::redirect::Policy::custom(|attempt| {
             let scheme = attempt.url().scheme().to_string();
@@ -113,7 +123,7 @@ impl Client {
                 why: e.to_string(),
                 env: "MEMORIX_CRATES_INDEX",
             })?;
-        Ok(Client { inner, timeout })
+        Ok(Client { inner, timeout, retries })
     }
 
     /// GETs `url` whole (an artifact, a small document).
@@ -139,20 +149,27 @@ impl Client {
     }
 
     /// GETs `url`, retrying what may pass until the answer's headers arrive (a 4xx is an
-    /// answer, not a failure); the body is the caller's to read, once, through the caps.
+    /// answer, not a failure; a 429 or 5xx still there after the retries is a registry out of
+    /// reach, never a missing version); the body is the caller's to read, once, through the caps.
     pub fn open(&self, registry: Registry, url: &str, accept: &str, max: u64) -> Result<Answer<Stream>> {
         let mut wait = BACKOFF;
-        let mut attempt = 1;
+        let mut retried = 0;
         loop {
             match self.once(url, accept, max) {
-                Ok(Answer::Status(s)) if (s == 429 || s >= 500) && attempt < ATTEMPTS => {}
-                Err((_, true)) if attempt < ATTEMPTS => {}
+                Ok(Answer::Status(s)) if s == 429 || s >= 500 => {
+                    if retried == self.retries {
+                        let tries =
+                            if retried == 0 { String::new() } else { format!(" ({} tries)", retried + 1) };
+                        return Err(unreachable(registry, url, format!("it answered HTTP {s}{tries}")));
+                    }
+                }
+                Err((_, true)) if retried < self.retries => {}
                 Ok(answer) => return Ok(answer),
                 Err((why, _)) => return Err(unreachable(registry, url, why)),
             }
             std::thread::sleep(wait);
             wait *= 2;
-            attempt += 1;
+            retried += 1;
         }
     }
 

@@ -85,15 +85,17 @@ pub struct Remote {
 }
 
 /// Retries with exponential backoff on transient errors (connection refused, 5xx, timeouts),
-/// bounded so a dead server is reported within seconds, not minutes.
+/// bounded so a dead server is reported within seconds, not minutes: four, or
+/// `MEMORIX_NET_RETRIES` (the variable the registries' client reads too).
 fn retry_config() -> RetryConfig {
+    let retries = std::env::var("MEMORIX_NET_RETRIES").ok().and_then(|s| s.trim().parse().ok());
     RetryConfig {
         backoff: BackoffConfig {
             init_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(2),
             base: 2.0,
         },
-        max_retries: 4,
+        max_retries: retries.unwrap_or(4),
         retry_timeout: Duration::from_secs(30),
     }
 }

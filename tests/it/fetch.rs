@@ -291,6 +291,7 @@ fn offline_names_the_version_the_registry_and_the_command() {
 #[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn an_unreachable_registry_is_exit_2_with_the_url() {
     let env = TestEnv::new();
+    env.without_retries();
     let _reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
     let out = env.run(&["build"]).expect(2);
     assert!(
@@ -299,6 +300,51 @@ fn an_unreachable_registry_is_exit_2_with_the_url() {
         out.stderr
     );
     assert!(out.stderr.contains("--offline"), "{}", out.stderr);
+}
+
+/// A registry under load (503) is asked again, with backoff: twice unless `MEMORIX_NET_RETRIES`
+/// says otherwise. A 503 still there after the retries is a registry out of reach, never a
+/// version it lacks.
+#[test]
+#[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
+fn a_registry_that_fails_is_retried_as_many_times_as_asked() {
+    let env = TestEnv::new();
+    let reg = project(&env, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
+    let with_retries = |n: &str| {
+        let mut cmd = env.command();
+        cmd.envs(reg.env()).env("MEMORIX_NET_RETRIES", n).arg("build");
+        env.run_cmd(&mut cmd)
+    };
+    reg.fail_next(1);
+    let out = with_retries("0").expect(2);
+    assert!(
+        out.stderr.contains("Fetching it did not help: cannot reach crates-io at http://127.0.0.1:")
+            && out.stderr.contains("config.json: it answered HTTP 503 (check the network"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(reg.requests(), 1, "no retry");
+    assert!(!env.project.join(".memory").exists());
+
+    reg.fail_next(2);
+    let out = with_retries("1").expect(2);
+    assert!(out.stderr.contains("it answered HTTP 503 (2 tries)"), "{}", out.stderr);
+    assert_eq!(reg.requests(), 3, "one retry");
+
+    // The default two retries get past two 503s.
+    reg.fail_next(2);
+    let before = reg.requests();
+    run(&env, &reg, &["build"]).ok();
+    assert!(env.project.join(".memory/libs/matchit/README.md").is_file());
+    let after = reg.requests();
+    let clean = TestEnv::new();
+    let clean_reg = project(&clean, "lockfiles/axum/Cargo.lock", "Cargo.lock", &["matchit"]);
+    run(&clean, &clean_reg, &["build"]).ok();
+    assert_eq!(
+        after - before,
+        clean_reg.requests() + 2,
+        "the build asked twice more than one without failures"
+    );
 }
 
 #[test]
@@ -559,6 +605,7 @@ fn add_deps_lists_what_it_cannot_add_and_leaves_memorix_toml_as_it_was() {
     assert_eq!(fs::read_to_string(env.project.join("memorix.toml")).unwrap(), before);
     // A registry that cannot be reached: every dependency is listed with the reason, in one
     // run; nothing is added, so memorix.toml is as it was.
+    env.without_retries();
     let closed = env.run(&["add", "--deps", "--pins", "Cargo.lock"]).expect(2);
     assert!(
         closed.stdout.contains("Added no mount\nCould not add 2:\n  http 1.5.0 (Cargo.lock:"),
@@ -840,6 +887,7 @@ fn an_unreachable_registry_after_a_pin_bump_is_an_error_never_the_old_docs() {
     // Dependabot moves the pin; the registry is out of reach.
     env.write("Cargo.lock", &real);
     drop(reg);
+    env.without_retries();
     let out = env.run(&["update"]).expect(2);
     assert!(out.stderr.contains("cannot reach crates-io"), "{}", out.stderr);
     assert!(out.stderr.contains("1.5.0"), "{}", out.stderr);

@@ -84,6 +84,8 @@ fn a_python_project_gets_exactly_its_pinned_httpx_docs() {
 #[cfg_attr(memorix_no_corpus, ignore = "needs the shared corpus (../shared/corpus or MEMORIX_CORPUS)")]
 fn a_rust_project_gets_the_axum_route_syntax_of_its_cargo_lock() {
     let env = TestEnv::new();
+    // No registry: the exact pin is not fetched, and the minor match serves the nearest.
+    env.without_retries();
     ingest_versions(&env, "axum", &["0.6.20", "0.7.9", "0.8.9"]);
     let cargo_lock = |axum: &str| {
         format!(

@@ -644,6 +644,7 @@ fn an_unreachable_substituter_is_skipped_for_the_next() {
     // A closed port first, then the remote that has everything.
     let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     write_project(&b, &format!("http://127.0.0.1:{closed}"));
+    b.without_retries();
     let manifest = fs::read_to_string(b.project.join("memorix.toml")).unwrap().replace(
         &format!("substituters = [\"http://127.0.0.1:{closed}\"]"),
         &format!("substituters = [\"http://127.0.0.1:{closed}\", \"file://{}\"]", remote.display()),
@@ -653,6 +654,7 @@ fn an_unreachable_substituter_is_skipped_for_the_next() {
     assert_eq!(files(&b.project.join(".memory")), files(&a.project.join(".memory")));
     // With only the closed one, the failure names it (a network failure, exit 2).
     let c = TestEnv::new();
+    c.without_retries();
     write_project(&c, &format!("http://127.0.0.1:{closed}"));
     copy_lock(&a, &c);
     let err = c.run(&["build", "--locked"]).expect(2).stderr;

@@ -16,6 +16,8 @@ pub struct TestEnv {
     pub root: PathBuf,
     pub store: PathBuf,
     pub project: PathBuf,
+    /// Runs set `MEMORIX_NET_RETRIES=0` ([`TestEnv::without_retries`]).
+    no_retries: std::sync::atomic::AtomicBool,
 }
 
 /// What one run of the binary did, with the temp root replaced by `[ROOT]`.
@@ -68,7 +70,7 @@ impl TestEnv {
         let store = root.join("store");
         let project = root.join("project");
         fs::create_dir_all(&project).expect("project dir");
-        TestEnv { _tmp: tmp, root, store, project }
+        TestEnv { _tmp: tmp, root, store, project, no_retries: Default::default() }
     }
 
     /// The binary with a clean environment: this env's store, no colours, a fixed clock.
@@ -85,7 +87,17 @@ impl TestEnv {
             .env("MEMORIX_CRATES_INDEX", "http://127.0.0.1:9/")
             .env("MEMORIX_PYPI_INDEX", "http://127.0.0.1:9/")
             .env("MEMORIX_NPM_REGISTRY", "http://127.0.0.1:9/");
+        if self.no_retries.load(std::sync::atomic::Ordering::Relaxed) {
+            cmd.env("MEMORIX_NET_RETRIES", "0");
+        }
         cmd
+    }
+
+    /// From now on, runs try a failed request once: for a test whose registry or remote is out
+    /// of reach on purpose, where retries would only wait for the same answer
+    /// (`fetch::a_registry_that_fails_is_retried_as_many_times_as_asked` covers retrying).
+    pub fn without_retries(&self) {
+        self.no_retries.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub fn run(&self, args: &[&str]) -> Run {

@@ -1,7 +1,8 @@
 //! A local registry for fetch tests: serves the corpus's `registry/` folder on 127.0.0.1 in
 //! each registry's protocol, the way a mirror would — crates.io's sparse index (its
 //! `config.json` naming this server's `dl`), PyPI's Simple API JSON and npm packuments, their
-//! download URLs rewritten to point here. Counts requests; can corrupt one artifact.
+//! download URLs rewritten to point here. Counts requests; can corrupt one artifact, or fail
+//! the next few requests with a 503.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -13,6 +14,8 @@ pub struct Registry {
     pub port: u16,
     requests: Arc<AtomicUsize>,
     tamper: Arc<Mutex<Option<String>>>,
+    /// How many of the next requests are answered 503.
+    failing: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
 }
 
@@ -21,9 +24,20 @@ impl Registry {
     pub fn serve(root: &Path) -> Registry {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().unwrap().port();
-        let reg = Registry { port, requests: Arc::default(), tamper: Arc::default(), stop: Arc::default() };
-        let (root, requests, tamper, stop) =
-            (root.to_path_buf(), reg.requests.clone(), reg.tamper.clone(), reg.stop.clone());
+        let reg = Registry {
+            port,
+            requests: Arc::default(),
+            tamper: Arc::default(),
+            failing: Arc::default(),
+            stop: Arc::default(),
+        };
+        let (root, requests, tamper, failing, stop) = (
+            root.to_path_buf(),
+            reg.requests.clone(),
+            reg.tamper.clone(),
+            reg.failing.clone(),
+            reg.stop.clone(),
+        );
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 if stop.load(Ordering::SeqCst) {
@@ -32,7 +46,12 @@ impl Registry {
                 let Ok(conn) = conn else { continue };
                 requests.fetch_add(1, Ordering::SeqCst);
                 let (root, tamper) = (root.clone(), tamper.lock().unwrap().clone());
-                std::thread::spawn(move || handle(conn, &root, port, tamper.as_deref()));
+                let fail =
+                    failing.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok();
+                match fail {
+                    true => std::thread::spawn(move || unavailable(conn)),
+                    false => std::thread::spawn(move || handle(conn, &root, port, tamper.as_deref())),
+                };
             }
         });
         reg
@@ -57,6 +76,11 @@ impl Registry {
         *self.tamper.lock().unwrap() = Some(file.to_string());
     }
 
+    /// Answers the next `n` requests with a 503, as a registry under load does.
+    pub fn fail_next(&self, n: usize) {
+        self.failing.store(n, Ordering::SeqCst);
+    }
+
     /// From now on, announce the artifact named `file` as 1 GiB (and send nothing).
     pub fn oversize(&self, file: &str) {
         *self.tamper.lock().unwrap() = Some(format!("oversize:{file}"));
@@ -68,6 +92,17 @@ impl Drop for Registry {
         self.stop.store(true, Ordering::SeqCst);
         let _ = TcpStream::connect(("127.0.0.1", self.port));
     }
+}
+
+/// Reads one request's head and answers 503.
+fn unavailable(mut conn: TcpStream) {
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let mut line = String::new();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+        line.clear();
+    }
+    let _ =
+        conn.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
 }
 
 /// Answers one request (then closes the connection).
