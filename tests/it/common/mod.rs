@@ -138,27 +138,28 @@ impl TestEnv {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("spawn memorix");
-        // Drained while it runs, so a long output cannot stall it.
+        // Drained while it runs, so a long output cannot stall it; both pipes closed means it
+        // ended (no polling: a run is waited on no longer than it takes).
+        let (closed, ended) = std::sync::mpsc::channel();
         let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+            let closed = closed.clone();
             std::thread::spawn(move || {
                 let mut bytes = Vec::new();
                 pipe.read_to_end(&mut bytes).expect("read output");
+                let _ = closed.send(());
                 bytes
             })
         };
         let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
         let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-        let status = loop {
-            if let Some(status) = child.try_wait().expect("poll") {
-                break status;
-            }
-            if std::time::Instant::now() > deadline {
+        for _ in 0..2 {
+            if ended.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())).is_err() {
                 child.kill().expect("kill");
                 panic!("memorix {args:?} still running after {secs} s");
             }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
+        }
+        let status = child.wait().expect("wait");
         let (stdout, stderr) = (stdout.join().expect("stdout"), stderr.join().expect("stderr"));
         self.finish(Output { status, stdout, stderr })
     }
