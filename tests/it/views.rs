@@ -158,15 +158,27 @@ fn two_hundred_libraries_fit_the_top_index_and_the_block_names_every_one() {
     assert_eq!(libs.len(), 200);
     env.write("Cargo.lock", &lock);
     let mut m = String::from("[pins]\nfiles = [\"Cargo.lock\"]\n\n[agents]\nharnesses = [\"agents-md\"]\n");
-    for (name, version) in &libs {
-        let description =
-            format!("The {name} crate: a long enough description of what it does, for the index.");
-        let dir = env.root.join("src").join(name);
-        common::write_file(&dir.join("README.md"), format!("# {name}\n\nUse it.\n").as_bytes());
-        let manifest = format!("[package]\nname = \"{name}\"\ndescription = \"{description}\"\n");
-        common::write_file(&dir.join("Cargo.toml"), manifest.as_bytes());
-        common::write_file(&dir.join("src/lib.rs"), b"//! API\n");
-        env.run(&["ingest", &format!("docs/{name}/"), dir.to_str().unwrap(), "--version", version]).ok();
+    // Two writers at once, as two terminals would: the Store gives each its own generation.
+    std::thread::scope(|s| {
+        for half in libs.chunks(libs.len().div_ceil(2)) {
+            let env = &env;
+            s.spawn(move || {
+                for (name, version) in half {
+                    let description = format!(
+                        "The {name} crate: a long enough description of what it does, for the index."
+                    );
+                    let dir = env.root.join("src").join(name);
+                    common::write_file(&dir.join("README.md"), format!("# {name}\n\nUse it.\n").as_bytes());
+                    let manifest = format!("[package]\nname = \"{name}\"\ndescription = \"{description}\"\n");
+                    common::write_file(&dir.join("Cargo.toml"), manifest.as_bytes());
+                    common::write_file(&dir.join("src/lib.rs"), b"//! API\n");
+                    let dest = format!("docs/{name}/");
+                    env.run(&["ingest", &dest, dir.to_str().unwrap(), "--version", version]).ok();
+                }
+            });
+        }
+    });
+    for (name, _) in &libs {
         m += &format!("\n[mounts.\"libs/{name}\"]\nselect = [\"docs/{name}/@pin\"]\n");
     }
     env.write("memorix.toml", &m);
