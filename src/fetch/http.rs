@@ -20,6 +20,8 @@ pub const MAX_INDEX: u64 = 64 << 20;
 /// (doubled each time).
 const RETRIES: u32 = 2;
 const BACKOFF: Duration = Duration::from_millis(200);
+/// The longest wait between two tries, however many retries are asked for.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
 /// `MEMORIX_FETCH_TIMEOUT` when unset: the seconds one whole answer may take.
 const DEFAULT_TIMEOUT: u64 = 300;
 /// The longest wait for any one read (or the connection): a stalled server fails early.
@@ -168,7 +170,7 @@ impl Client {
                 Err((why, _)) => return Err(unreachable(registry, url, why)),
             }
             std::thread::sleep(wait);
-            wait *= 2;
+            wait = (wait * 2).min(MAX_BACKOFF);
             retried += 1;
         }
     }
