@@ -48,10 +48,7 @@ impl Registry {
                 let (root, tamper) = (root.clone(), tamper.lock().unwrap().clone());
                 let fail =
                     failing.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok();
-                match fail {
-                    true => std::thread::spawn(move || unavailable(conn)),
-                    false => std::thread::spawn(move || handle(conn, &root, port, tamper.as_deref())),
-                };
+                std::thread::spawn(move || handle(conn, &root, port, tamper.as_deref(), fail));
             }
         });
         reg
@@ -94,19 +91,8 @@ impl Drop for Registry {
     }
 }
 
-/// Reads one request's head and answers 503.
-fn unavailable(mut conn: TcpStream) {
-    let mut reader = BufReader::new(conn.try_clone().unwrap());
-    let mut line = String::new();
-    while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
-        line.clear();
-    }
-    let _ =
-        conn.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-}
-
-/// Answers one request (then closes the connection).
-fn handle(mut conn: TcpStream, root: &Path, port: u16, tamper: Option<&str>) {
+/// Answers one request (then closes the connection): with a 503 when told to `fail`.
+fn handle(mut conn: TcpStream, root: &Path, port: u16, tamper: Option<&str>, fail: bool) {
     let mut reader = BufReader::new(conn.try_clone().unwrap());
     let mut line = String::new();
     if reader.read_line(&mut line).is_err() {
@@ -117,6 +103,11 @@ fn handle(mut conn: TcpStream, root: &Path, port: u16, tamper: Option<&str>) {
         if reader.read_line(&mut header).map_or(true, |n| n == 0) || header == "\r\n" {
             break;
         }
+    }
+    if fail {
+        let _ = conn
+            .write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        return;
     }
     let path = line.split(' ').nth(1).unwrap_or("/").to_string();
     let (status, content_type, mut body) = route(root, port, &path);
